@@ -1,0 +1,201 @@
+"""The one saver and the one loader of model checkpoints, for every caller (CLI, app, tests).
+
+A checkpoint is a .safetensors file: the model's tensors plus string metadata, each value
+JSON: `format`, `model_config`, `src_vocab`, `tgt_vocab`, `tokenizer`, `card`.
+A .pt file holds {"metadata": {same strings}, "tensors": {name: tensor}} and is read only
+with torch.load(weights_only=True). Nothing in a checkpoint is ever executed.
+"""
+from __future__ import annotations
+
+import io
+import json
+import os
+import struct
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import safetensors.torch
+import torch
+
+from core.config import ZH_TOKENIZERS, ModelConfig
+from core.text import TextPipeline, Vocab
+from core.transformer import Transformer
+
+FORMAT_NAME = "translucent"
+FORMAT_VERSION = 1
+MAX_HEADER_BYTES = 20 * 1024 * 1024  # safetensors JSON header (metadata + tensor index)
+REQUIRED_METADATA = ("format", "model_config", "src_vocab", "tgt_vocab", "tokenizer")
+
+
+class CheckpointError(ValueError):
+    """The file is not a usable checkpoint; the message says what is wrong and how to fix it."""
+
+
+@dataclass
+class LoadedModel:
+    model: Transformer  # eval mode, gradients off: safe to share read-only between users
+    pipeline: TextPipeline
+    config: ModelConfig
+    card: dict[str, Any]
+    metadata: dict[str, str]
+
+    @property
+    def parameter_count(self) -> int:
+        return sum(p.numel() for p in self.model.parameters())
+
+
+def build_metadata(config: ModelConfig, pipeline: TextPipeline, card: dict[str, Any]) -> dict[str, str]:
+    return {
+        "format": json.dumps({"name": FORMAT_NAME, "version": FORMAT_VERSION}),
+        "model_config": json.dumps(config.to_dict()),
+        "src_vocab": pipeline.src_vocab.to_json(),
+        "tgt_vocab": pipeline.tgt_vocab.to_json(),
+        "tokenizer": json.dumps(pipeline.settings()),
+        "card": json.dumps(card, ensure_ascii=False),
+    }
+
+
+def save_checkpoint(path: str | Path, model: Transformer, pipeline: TextPipeline, card: dict[str, Any] | None = None, half: bool = True) -> Path:
+    """Write atomically (a temporary file, then rename), so an interrupted save never leaves half a file.
+
+    half=True stores floating tensors as float16 (half the size); loading casts back to float32.
+    """
+    path = Path(path)
+    dtype = torch.float16 if half else torch.float32
+    tensors = {name: t.detach().to("cpu", dtype).contiguous() for name, t in model.state_dict().items()}
+    metadata = build_metadata(model.config, pipeline, card or {})
+    temporary = path.with_name(path.name + ".tmp")
+    if path.suffix == ".pt":
+        torch.save({"metadata": metadata, "tensors": tensors}, temporary)
+    else:
+        safetensors.torch.save_file(tensors, str(temporary), metadata=metadata)
+    os.replace(temporary, path)
+    return path
+
+
+def load_checkpoint(source: str | Path | bytes, device: str | torch.device = "cpu") -> LoadedModel:
+    """Load and fully validate a checkpoint from a path or raw bytes; raise CheckpointError if invalid."""
+    data = _read_bytes(source)
+    if data[:4] == b"PK\x03\x04" or data[:1] == b"\x80":
+        metadata, tensors = _read_pt(data)
+    else:
+        metadata, tensors = _read_safetensors(data)
+    return _build(metadata, tensors, device)
+
+
+def _read_bytes(source: str | Path | bytes) -> bytes:
+    if isinstance(source, (bytes, bytearray, memoryview)):
+        return bytes(source)
+    try:
+        return Path(source).read_bytes()
+    except OSError as err:
+        raise CheckpointError(f"cannot read checkpoint file {source}: {err.strerror or err}") from None
+
+
+def _read_safetensors(data: bytes) -> tuple[dict[str, str], dict[str, torch.Tensor]]:
+    if len(data) < 10:
+        raise CheckpointError(f"not a checkpoint: the file has only {len(data)} bytes. Expected a .safetensors or .pt file written by core.train.")
+    (header_len,) = struct.unpack("<Q", data[:8])
+    if data[8:9] != b"{" or header_len > MAX_HEADER_BYTES:
+        raise CheckpointError("not a checkpoint: this is neither a .safetensors file nor a .pt archive. Upload a file written by core.train.")
+    if 8 + header_len > len(data):
+        raise CheckpointError(f"the file is truncated: its header says {header_len} bytes but only {len(data) - 8} follow. Download or copy it again.")
+    try:
+        header = json.loads(data[8 : 8 + header_len])
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        raise CheckpointError("the safetensors header is not valid JSON: the file is damaged") from None
+    if not isinstance(header, dict):
+        raise CheckpointError("the safetensors header is not a JSON object: the file is damaged")
+    metadata = header.get("__metadata__")
+    if not isinstance(metadata, dict):
+        raise CheckpointError("the file has no Translucent metadata (format, model_config, vocabularies): it is a plain safetensors file, not a checkpoint written by core.train")
+    try:
+        tensors = safetensors.torch.load(data)
+    except Exception as err:  # the Rust parser raises its own error types
+        raise CheckpointError(f"the tensors cannot be read ({err}); the file is truncated or damaged") from None
+    return metadata, tensors
+
+
+def _read_pt(data: bytes) -> tuple[dict[str, str], dict[str, torch.Tensor]]:
+    try:
+        payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
+    except (RuntimeError, ValueError, EOFError, OSError, zipfile.BadZipFile, KeyError, AttributeError, TypeError, IndexError) as err:
+        raise CheckpointError(
+            f"the .pt file was refused by the safe loader (torch.load weights_only=True): {str(err).splitlines()[0][:200]}. "
+            "Only plain tensor archives written by core.train are accepted; nothing in it was executed."
+        ) from None
+    if not isinstance(payload, dict) or not isinstance(payload.get("metadata"), dict) or not isinstance(payload.get("tensors"), dict):
+        raise CheckpointError('the .pt file must hold {"metadata": {...}, "tensors": {...}} as written by core.checkpoint.save_checkpoint')
+    tensors = payload["tensors"]
+    if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in tensors.items()):
+        raise CheckpointError('the .pt file\'s "tensors" must map names to tensors')
+    return payload["metadata"], tensors
+
+
+def _json_field(metadata: dict[str, Any], key: str) -> Any:
+    value = metadata.get(key)
+    if not isinstance(value, str):
+        raise CheckpointError(f"the metadata field {key!r} is missing; a checkpoint needs {', '.join(REQUIRED_METADATA)}")
+    try:
+        return json.loads(value)
+    except json.JSONDecodeError as err:
+        raise CheckpointError(f"the metadata field {key!r} is not valid JSON ({err.msg} at character {err.pos})") from None
+
+
+def _build(metadata: dict[str, Any], tensors: dict[str, torch.Tensor], device: str | torch.device) -> LoadedModel:
+    fmt = _json_field(metadata, "format")
+    if not isinstance(fmt, dict) or fmt.get("name") != FORMAT_NAME:
+        raise CheckpointError(f"format is {fmt!r}; expected a {FORMAT_NAME!r} checkpoint")
+    if fmt.get("version") != FORMAT_VERSION:
+        raise CheckpointError(f"unknown format version {fmt.get('version')!r}; this version of Translucent reads version {FORMAT_VERSION}")
+    raw_config = _json_field(metadata, "model_config")
+    if not isinstance(raw_config, dict):
+        raise CheckpointError("model_config must be a JSON object")
+    try:
+        config = ModelConfig.from_dict(raw_config)
+        src_vocab = Vocab(_json_field(metadata, "src_vocab"))
+        tgt_vocab = Vocab(_json_field(metadata, "tgt_vocab"))
+    except (ValueError, TypeError) as err:
+        raise CheckpointError(f"invalid checkpoint metadata: {err}") from None
+    if len(src_vocab) != config.src_vocab_size or len(tgt_vocab) != config.tgt_vocab_size:
+        raise CheckpointError(
+            f"vocabulary sizes ({len(src_vocab)} source, {len(tgt_vocab)} target) do not match model_config "
+            f"({config.src_vocab_size}, {config.tgt_vocab_size})"
+        )
+    tokenizer = _json_field(metadata, "tokenizer")
+    if not isinstance(tokenizer, dict) or tokenizer.get("tgt") not in ZH_TOKENIZERS:
+        raise CheckpointError(f"tokenizer settings {tokenizer!r} name no known Chinese tokenizer ({', '.join(ZH_TOKENIZERS)})")
+    card = _json_field(metadata, "card") if "card" in metadata else {}
+    if not isinstance(card, dict):
+        raise CheckpointError("the card must be a JSON object")
+    _check_tensors(config, tensors)
+    model = Transformer(config)
+    model.load_state_dict({k: v.float() for k, v in tensors.items()})
+    model.to(device).eval().requires_grad_(False)
+    pipeline = TextPipeline(src_vocab, tgt_vocab, tokenizer["tgt"])
+    return LoadedModel(model, pipeline, config, card, dict(metadata))
+
+
+def _check_tensors(config: ModelConfig, tensors: dict[str, torch.Tensor]) -> None:
+    """Names and shapes must match the config exactly (checked on the meta device: no memory used)."""
+    with torch.device("meta"):
+        expected = {k: tuple(v.shape) for k, v in Transformer(config).state_dict().items()}
+    missing = sorted(set(expected) - set(tensors))
+    unexpected = sorted(set(tensors) - set(expected))
+    if missing or unexpected:
+        raise CheckpointError(
+            "tensor names do not match the model_config: "
+            + (f"missing {missing[:5]}{' …' if len(missing) > 5 else ''}" if missing else "")
+            + ("; " if missing and unexpected else "")
+            + (f"unexpected {unexpected[:5]}{' …' if len(unexpected) > 5 else ''}" if unexpected else "")
+        )
+    for name, shape in expected.items():
+        tensor = tensors[name]
+        if tuple(tensor.shape) != shape:
+            raise CheckpointError(f"tensor {name} has shape {tuple(tensor.shape)}; the model_config and vocabularies need {shape}")
+        if not tensor.is_floating_point():
+            raise CheckpointError(f"tensor {name} has dtype {tensor.dtype}; expected floating point")
+        if not bool(torch.isfinite(tensor).all()):
+            raise CheckpointError(f"tensor {name} contains NaN or infinite values")

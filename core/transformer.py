@@ -1,0 +1,184 @@
+"""The encoder-decoder Transformer. Attention weights are returned, never stored on modules,
+because one model object is shared by every user of the app."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from core.attention import MultiHeadAttention
+from core.config import ModelConfig
+from core.layers import AddNorm, FeedForward, PositionalEncoding, TokenEmbedding
+from core.masks import causal_mask, decoder_self_mask, padding_mask
+from core.text import PAD_ID
+
+
+@dataclass
+class AttentionMaps:
+    """Per-layer attention weights, each (B, H, Tq, Tk); rows = queries, columns = keys."""
+
+    encoder: list[Tensor] = field(default_factory=list)
+    decoder: list[Tensor] = field(default_factory=list)  # masked self-attention
+    cross: list[Tensor] = field(default_factory=list)
+
+
+@dataclass
+class Seq2SeqOutput:
+    logits: Tensor  # (B, T, tgt_vocab)
+    attention: AttentionMaps | None
+
+
+@dataclass
+class EncoderOutput:
+    memory: Tensor  # (B, S, d)
+    src_mask: Tensor  # (B, 1, 1, S), True = real source token
+    attention: list[Tensor] | None
+
+
+@dataclass
+class LayerCache:
+    """One decoder layer's keys/values from earlier steps; lives for one decoding call only."""
+
+    self_kv: tuple[Tensor, Tensor] | None = None
+    cross_kv: tuple[Tensor, Tensor] | None = None
+
+
+class EncoderLayer(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.ffn = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.attn_block = AddNorm(config.d_model, config.dropout, config.norm_first)
+        self.ffn_block = AddNorm(config.d_model, config.dropout, config.norm_first)
+
+    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+        x, weights = self.attn_block(x, lambda h: self.self_attn(h, h, mask, need_weights))
+        x, _ = self.ffn_block(x, lambda h: (self.ffn(h), None))
+        return x, weights
+
+
+class DecoderLayer(nn.Module):
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        self.self_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.cross_attn = MultiHeadAttention(config.d_model, config.n_heads, config.dropout)
+        self.ffn = FeedForward(config.d_model, config.d_ff, config.dropout)
+        self.self_block = AddNorm(config.d_model, config.dropout, config.norm_first)
+        self.cross_block = AddNorm(config.d_model, config.dropout, config.norm_first)
+        self.ffn_block = AddNorm(config.d_model, config.dropout, config.norm_first)
+
+    def _self_attention(self, h: Tensor, mask: Tensor | None, need_weights: bool, cache: LayerCache | None):
+        if cache is None:
+            return self.self_attn(h, h, mask, need_weights)
+        k, v = self.self_attn.project_kv(h)
+        if cache.self_kv is not None:
+            k = torch.cat([cache.self_kv[0], k], dim=2)
+            v = torch.cat([cache.self_kv[1], v], dim=2)
+        cache.self_kv = (k, v)
+        return self.self_attn(h, mask=mask, need_weights=need_weights, kv=(k, v))
+
+    def _cross_attention(self, h: Tensor, memory: Tensor, mask: Tensor | None, need_weights: bool, cache: LayerCache | None):
+        if cache is None:
+            return self.cross_attn(h, memory, mask, need_weights)
+        if cache.cross_kv is None:
+            cache.cross_kv = self.cross_attn.project_kv(memory)
+        return self.cross_attn(h, mask=mask, need_weights=need_weights, kv=cache.cross_kv)
+
+    def forward(
+        self,
+        x: Tensor,
+        memory: Tensor,
+        self_mask: Tensor | None,
+        cross_mask: Tensor | None,
+        need_weights: bool = False,
+        cache: LayerCache | None = None,
+    ) -> tuple[Tensor, Tensor | None, Tensor | None]:
+        """With a cache, x holds only the new positions; earlier keys/values come from the cache."""
+        x, self_w = self.self_block(x, lambda h: self._self_attention(h, self_mask, need_weights, cache))
+        x, cross_w = self.cross_block(x, lambda h: self._cross_attention(h, memory, cross_mask, need_weights, cache))
+        x, _ = self.ffn_block(x, lambda h: (self.ffn(h), None))
+        return x, self_w, cross_w
+
+
+class Transformer(nn.Module):
+    """English -> Chinese encoder-decoder Transformer ("Attention Is All You Need")."""
+
+    def __init__(self, config: ModelConfig):
+        super().__init__()
+        config.validate()
+        self.config = config
+        self.src_embed = TokenEmbedding(config.src_vocab_size, config.d_model, PAD_ID)
+        self.tgt_embed = TokenEmbedding(config.tgt_vocab_size, config.d_model, PAD_ID)
+        self.positional = PositionalEncoding(config.d_model, config.max_len)
+        self.dropout = nn.Dropout(config.dropout)
+        self.encoder_layers = nn.ModuleList(EncoderLayer(config) for _ in range(config.n_enc_layers))
+        self.decoder_layers = nn.ModuleList(DecoderLayer(config) for _ in range(config.n_dec_layers))
+        # Pre-LN stacks need a final norm; post-LN outputs are already normalised.
+        self.encoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+        self.decoder_norm = nn.LayerNorm(config.d_model) if config.norm_first else nn.Identity()
+        self.generator = None if config.tie_embeddings else nn.Linear(config.d_model, config.tgt_vocab_size)
+        self._init_linear_weights()
+
+    def _init_linear_weights(self) -> None:
+        for module in self.modules():
+            if isinstance(module, nn.Linear):
+                nn.init.xavier_uniform_(module.weight)
+                nn.init.zeros_(module.bias)
+
+    def encode(self, src: Tensor, return_attention: bool = False) -> EncoderOutput:
+        """src: (B, S) ids, padded with <pad>."""
+        src_mask = padding_mask(src, PAD_ID)
+        x = self.dropout(self.positional(self.src_embed(src)))
+        weights = []
+        for layer in self.encoder_layers:
+            x, w = layer(x, src_mask, return_attention)
+            weights.append(w)
+        return EncoderOutput(self.encoder_norm(x), src_mask, weights if return_attention else None)
+
+    def decode(
+        self,
+        tgt: Tensor,
+        encoded: EncoderOutput,
+        return_attention: bool = False,
+        cache: list[LayerCache] | None = None,
+        offset: int = 0,
+    ) -> tuple[Tensor, list[Tensor] | None, list[Tensor] | None]:
+        """Logits (B, T, V) for decoder input tgt (B, T).
+
+        Full pass: cache=None, offset=0, tgt may be padded. Incremental: pass the cache from
+        new_cache(), tgt holds the T new positions starting at `offset` (no padding).
+        """
+        if cache is None:
+            self_mask = decoder_self_mask(tgt, PAD_ID)
+        else:
+            self_mask = causal_mask(tgt.size(1), tgt.device, offset)
+        x = self.dropout(self.positional(self.tgt_embed(tgt), offset))
+        self_ws, cross_ws = [], []
+        for i, layer in enumerate(self.decoder_layers):
+            layer_cache = cache[i] if cache is not None else None
+            x, self_w, cross_w = layer(x, encoded.memory, self_mask, encoded.src_mask, return_attention, layer_cache)
+            self_ws.append(self_w)
+            cross_ws.append(cross_w)
+        logits = self.project(self.decoder_norm(x))
+        if not return_attention:
+            return logits, None, None
+        return logits, self_ws, cross_ws
+
+    def project(self, hidden: Tensor) -> Tensor:
+        """Decoder states -> vocabulary logits (tied to the target embedding unless configured off)."""
+        if self.generator is None:
+            return F.linear(hidden, self.tgt_embed.weight)
+        return self.generator(hidden)
+
+    def new_cache(self) -> list[LayerCache]:
+        return [LayerCache() for _ in self.decoder_layers]
+
+    def forward(self, src: Tensor, tgt: Tensor, return_attention: bool = False) -> Seq2SeqOutput:
+        """Teacher-forced pass: src (B, S), tgt (B, T) decoder input (starts with <bos>)."""
+        encoded = self.encode(src, return_attention)
+        logits, self_ws, cross_ws = self.decode(tgt, encoded, return_attention)
+        if not return_attention:
+            return Seq2SeqOutput(logits, None)
+        return Seq2SeqOutput(logits, AttentionMaps(encoded.attention, self_ws, cross_ws))

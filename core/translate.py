@@ -1,0 +1,74 @@
+"""Translate English lines from stdin to Chinese lines on stdout, one line out per line in.
+
+python -m core.translate [--checkpoint PATH] [--beam K] [--trace]
+
+With --trace each output line is one JSON object (DESIGN.md's trace schema). An empty input
+line gives an empty output line (with --trace: an empty trace). Notices go to stderr.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Sequence
+from typing import Any
+
+from core.checkpoint import CheckpointError, LoadedModel, load_checkpoint
+from core.decoding import EmptyInputError, beam_search_ids, model_info, prepare_source, trace, translate
+from core.paths import DEFAULT_CHECKPOINT
+
+
+def empty_trace(loaded: LoadedModel, text: str) -> dict[str, Any]:
+    """A schema-valid trace with no tokens, for a line with nothing to translate."""
+    layers = lambda n: [[[] for _ in range(loaded.config.n_heads)] for _ in range(n)]  # noqa: E731
+    return {
+        "source": text, "source_tokens": [], "decoder_tokens": [], "translation": "", "steps": [],
+        "attention": {"encoder": layers(loaded.config.n_enc_layers), "decoder": layers(loaded.config.n_dec_layers), "cross": layers(loaded.config.n_dec_layers)},
+        "model": model_info(loaded.model, loaded.pipeline),
+    }
+
+
+def trace_line(loaded: LoadedModel, text: str, beam: int) -> dict[str, Any]:
+    """Greedy trace; with beam > 1, the trace of the beam's output (its tokens forced step by step)."""
+    try:
+        forced: list[str] = []
+        if beam > 1:
+            source = prepare_source(loaded.model, loaded.pipeline, text)
+            ids = beam_search_ids(loaded.model, source.ids, beam)
+            forced = loaded.pipeline.tgt_vocab.decode(ids, strip_specials=False) + ["<eos>"]
+        result = trace(loaded.model, loaded.pipeline, text, forced=forced)
+    except EmptyInputError:
+        return empty_trace(loaded, text)
+    for notice in result.source.notices:
+        print(f"notice: {notice}", file=sys.stderr)
+    return result.to_json()
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m core.translate", description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint (default: the shipped one)")
+    parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
+    parser.add_argument("--trace", action="store_true", help="write one JSON trace per line instead of the translation")
+    args = parser.parse_args(argv)
+    if args.beam < 1:
+        parser.error("--beam must be at least 1")
+    try:
+        loaded = load_checkpoint(args.checkpoint)
+    except CheckpointError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    lines = [line.rstrip("\r\n") for line in sys.stdin]
+    if args.trace:
+        for line in lines:
+            print(json.dumps(trace_line(loaded, line, args.beam), ensure_ascii=False), flush=True)
+        return 0
+    for result in translate(loaded.model, loaded.pipeline, lines, beam_size=args.beam):
+        for notice in result.notices:
+            if "nothing to translate" not in notice:
+                print(f"notice: {notice}", file=sys.stderr)
+        print(result.text)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,7 @@
+#!/usr/bin/env bash
+# Installs everything the test suite needs on a fresh machine, then runs it all.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+python3 -m pip install -q -r requirements-dev.txt
+python3 -m ruff check core tests
+python3 -m pytest -q
