@@ -1,4 +1,5 @@
 """Scaled dot-product attention (explicit and fused paths) and multi-head attention with a KV cache."""
+
 from __future__ import annotations
 
 import math

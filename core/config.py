@@ -1,4 +1,5 @@
 """Frozen configuration dataclasses, saved inside every checkpoint."""
+
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields

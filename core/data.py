@@ -1,4 +1,5 @@
 """Reading cmn.txt, splitting by English sentence, and length-bucketed batches."""
+
 from __future__ import annotations
 
 import hashlib
@@ -85,7 +86,9 @@ def split_by_english(pairs: Sequence[Pair], dev_size: int, test_size: int, seed:
         by_english[pair.en].append(pair)
     sentences = sorted(by_english)
     if dev_size + test_size >= len(sentences):
-        raise ValueError(f"dev_size + test_size = {dev_size + test_size} leaves no training data from {len(sentences)} English sentences")
+        raise ValueError(
+            f"dev_size + test_size = {dev_size + test_size} leaves no training data from {len(sentences)} English sentences"
+        )
     random.Random(seed).shuffle(sentences)
     test = sentences[:test_size]
     dev = sentences[test_size : test_size + dev_size]

@@ -1,4 +1,5 @@
 """Greedy decoding (batched, KV-cached), the step-by-step trace, beam search and forced prefixes."""
+
 from __future__ import annotations
 
 from collections.abc import Sequence
@@ -113,7 +114,11 @@ class Trace:
             "decoder_tokens": self.decoder_tokens,
             "translation": self.translation,
             "steps": [{"token": s.token, "prob": s.prob, "top_k": [[t, p] for t, p in s.top_k]} for s in self.steps],
-            "attention": {"encoder": self.encoder.tolist(), "decoder": self.decoder.tolist(), "cross": self.cross.tolist()},
+            "attention": {
+                "encoder": self.encoder.tolist(),
+                "decoder": self.decoder.tolist(),
+                "cross": self.cross.tolist(),
+            },
             "model": self.model_info,
         }
 
@@ -159,7 +164,14 @@ def trace(model: Transformer, pipeline: TextPipeline, text: str, forced: Sequenc
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
         is_forced = step < len(forced)
         chosen = vocab.stoi.get(forced[step], UNK_ID) if is_forced else int(top_i[0])
-        steps.append(Step(vocab.itos[chosen], float(probs[chosen]), [(vocab.itos[i], float(p)) for p, i in zip(top_p.tolist(), top_i.tolist())], is_forced))
+        steps.append(
+            Step(
+                vocab.itos[chosen],
+                float(probs[chosen]),
+                [(vocab.itos[i], float(p)) for p, i in zip(top_p.tolist(), top_i.tolist())],
+                is_forced,
+            )
+        )
         self_rows.append(torch.stack([w[0, :, 0] for w in self_ws]))
         cross_rows.append(torch.stack([w[0, :, 0] for w in cross_ws]))
         if chosen == EOS_ID:
@@ -242,7 +254,9 @@ class Translation:
     notices: list[str]
 
 
-def translate(model: Transformer, pipeline: TextPipeline, texts: Sequence[str], beam_size: int = 1, batch_size: int = 64) -> list[Translation]:
+def translate(
+    model: Transformer, pipeline: TextPipeline, texts: Sequence[str], beam_size: int = 1, batch_size: int = 64
+) -> list[Translation]:
     """Translate many sentences; empty ones give "" with a notice, never an exception."""
     results: list[Translation | None] = [None] * len(texts)
     prepared: list[tuple[int, Source]] = []

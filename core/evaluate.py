@@ -2,6 +2,7 @@
 
 python -m core.evaluate --checkpoint PATH --data PATH [--split all|train|dev|test] [--beam K]
 """
+
 from __future__ import annotations
 
 import argparse
@@ -32,7 +33,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     from core.paths import DEFAULT_CHECKPOINT
 
     parser = argparse.ArgumentParser(prog="python -m core.evaluate", description=__doc__.splitlines()[0])
-    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint to score (default: the shipped one)")
+    parser.add_argument(
+        "--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint to score (default: the shipped one)"
+    )
     parser.add_argument("--data", required=True, help="tab-separated English/Chinese pairs (cmn.txt format)")
     parser.add_argument(
         "--split",
@@ -54,7 +57,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         if not {"dev_size", "test_size", "seed"} <= set(train_config):
             print("error: the checkpoint's card records no split; use --split all", file=sys.stderr)
             return 2
-        split = split_by_english(pairs, train_config["dev_size"], train_config["test_size"], train_config["seed"])
+        try:
+            split = split_by_english(pairs, train_config["dev_size"], train_config["test_size"], train_config["seed"])
+        except ValueError as err:
+            print(f"error: {err}", file=sys.stderr)
+            return 2
         pairs = getattr(split, args.split)
     sources, references = group_references(pairs)
     if args.limit:

@@ -1,4 +1,5 @@
 """Building blocks: scaled token embedding, sinusoidal positional encoding, FFN, add & norm."""
+
 from __future__ import annotations
 
 import math
@@ -50,7 +51,9 @@ class PositionalEncoding(nn.Module):
         """x: (B, T, d); positions offset .. offset+T-1 (offset > 0 when decoding one step at a time)."""
         end = offset + x.size(1)
         if end > self.max_len:
-            raise ValueError(f"sequence reaches position {end}, beyond the positional encoding's max_len={self.max_len}")
+            raise ValueError(
+                f"sequence reaches position {end}, beyond the positional encoding's max_len={self.max_len}"
+            )
         return x + self.table[offset:end]
 
 
@@ -76,7 +79,9 @@ class AddNorm(nn.Module):
         self.dropout = nn.Dropout(dropout)
         self.norm_first = norm_first
 
-    def forward(self, x: Tensor, sublayer: Callable[[Tensor], tuple[Tensor, Tensor | None]]) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, x: Tensor, sublayer: Callable[[Tensor], tuple[Tensor, Tensor | None]]
+    ) -> tuple[Tensor, Tensor | None]:
         """sublayer returns (output, attention weights or None); the weights pass through."""
         if self.norm_first:
             out, weights = sublayer(self.norm(x))

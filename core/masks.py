@@ -5,6 +5,7 @@ torch.nn modules use the opposite convention (True = blocked); tests convert wit
 Disallowed scores are filled with -inf; a row with no allowed key gets all-zero
 weights (see core.attention), never NaN.
 """
+
 from __future__ import annotations
 
 import torch

@@ -1,4 +1,5 @@
 """Where the project's shipped files live."""
+
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent

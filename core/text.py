@@ -8,6 +8,7 @@ Decisions (measured in the README):
 - Traditional characters are normalised to Simplified before tokenizing the
   training targets (OpenCC t2s); in cmn.txt that changes 11 of 28,106 lines.
 """
+
 from __future__ import annotations
 
 import json
@@ -113,7 +114,9 @@ class Vocab:
     def build(cls, sentences: Iterable[Sequence[str]], min_freq: int = 1) -> Vocab:
         """Tokens seen at least min_freq times, most frequent first (ties alphabetical)."""
         counts = Counter(tok for sent in sentences for tok in sent)
-        kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIALS), key=lambda t: (-counts[t], t))
+        kept = sorted(
+            (t for t, c in counts.items() if c >= min_freq and t not in SPECIALS), key=lambda t: (-counts[t], t)
+        )
         return cls([*SPECIALS, *kept])
 
     def __len__(self) -> int:

@@ -6,6 +6,7 @@ Each epoch reports dev loss and dev BLEU, keeps the best checkpoint (by dev BLEU
 cross-attention of a few probe sentences into the card, and saves a resume state next to --out.
 Ctrl-C stops cleanly: the best checkpoint so far stays usable, and --resume continues.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -39,7 +40,9 @@ PROBE_SENTENCES = ("I like to read books.", "Tom is taller than Mary.", "Where i
 Callback = Callable[["Trainer", dict[str, Any]], None]
 
 
-def encode_pairs(pairs: Sequence[Pair], pipeline: TextPipeline, config: TrainConfig) -> tuple[list[tuple[list[int], list[int]]], int]:
+def encode_pairs(
+    pairs: Sequence[Pair], pipeline: TextPipeline, config: TrainConfig
+) -> tuple[list[tuple[list[int], list[int]]], int]:
     """(source ids, target ids) for training; pairs longer than the configured limits are skipped and counted."""
     examples, skipped = [], 0
     for pair in pairs:
@@ -63,7 +66,15 @@ class Trainer:
     """Owns the model, optimizer and loop. Callbacks (minGPT style) receive progress events:
     'on_batch_end' {step, loss, lr, tokens_per_s} and 'on_epoch_end' {the history row}."""
 
-    def __init__(self, model: Transformer, pipeline: TextPipeline, config: TrainConfig, train_examples, dev_pairs: Sequence[Pair], device: torch.device):
+    def __init__(
+        self,
+        model: Transformer,
+        pipeline: TextPipeline,
+        config: TrainConfig,
+        train_examples,
+        dev_pairs: Sequence[Pair],
+        device: torch.device,
+    ):
         self.model = model.to(device)
         self.pipeline = pipeline
         self.config = config
@@ -75,7 +86,9 @@ class Trainer:
         no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or "embed" in n]
         self.optimizer = torch.optim.AdamW(
             [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=config.lr, betas=(0.9, 0.98), eps=1e-9,
+            lr=config.lr,
+            betas=(0.9, 0.98),
+            eps=1e-9,
         )
         self.steps_per_epoch = sum(1 for _ in iterate_batches(train_examples, config.max_tokens))
         self.total_steps = self.steps_per_epoch * config.epochs
@@ -105,7 +118,14 @@ class Trainer:
         self.model.train()
         rng = random.Random(self.config.seed * 1000 + self.epoch)
         total_loss, total_tokens, started = 0.0, 0, time.perf_counter()
-        bar = tqdm(iterate_batches(self.train_examples, self.config.max_tokens, rng), total=self.steps_per_epoch, desc=f"epoch {self.epoch + 1}", leave=False, file=sys.stderr, mininterval=2)
+        bar = tqdm(
+            iterate_batches(self.train_examples, self.config.max_tokens, rng),
+            total=self.steps_per_epoch,
+            desc=f"epoch {self.epoch + 1}",
+            leave=False,
+            file=sys.stderr,
+            mininterval=2,
+        )
         for src, tgt in bar:
             src, tgt = src.to(self.device), tgt.to(self.device)
             lr = self._set_lr()
@@ -151,7 +171,13 @@ class Trainer:
         for sentence in PROBE_SENTENCES:
             t = trace(self.model, self.pipeline, sentence)
             cross = t.cross.mean(dim=(0, 1))
-            items.append({"source_tokens": t.source.tokens, "decoder_tokens": t.decoder_tokens, "cross": [[round(x, 3) for x in row] for row in cross.tolist()]})
+            items.append(
+                {
+                    "source_tokens": t.source.tokens,
+                    "decoder_tokens": t.decoder_tokens,
+                    "cross": [[round(x, 3) for x in row] for row in cross.tolist()],
+                }
+            )
         self.snapshots.append({"epoch": self.epoch, "probes": items})
 
     def fit(self, deadline: float | None = None, on_best: Callable[[], None] | None = None) -> None:
@@ -171,9 +197,16 @@ class Trainer:
             }
             self.history.append(row)
             self.snapshot_probes()
-            tqdm.write(f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, dev loss {row['dev_loss']:.3f}, dev BLEU {row['dev_bleu']:.2f}, {row['seconds']:.0f} s", file=sys.stderr)
+            tqdm.write(
+                f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, dev loss {row['dev_loss']:.3f}, dev BLEU {row['dev_bleu']:.2f}, {row['seconds']:.0f} s",
+                file=sys.stderr,
+            )
             if dev["bleu"] > self.best["dev_bleu"]:
-                self.best = {"dev_bleu": dev["bleu"], "epoch": self.epoch, "state": {k: v.detach().clone() for k, v in self.model.state_dict().items()}}
+                self.best = {
+                    "dev_bleu": dev["bleu"],
+                    "epoch": self.epoch,
+                    "state": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+                }
                 if on_best:
                     on_best()
             self._emit("on_epoch_end", row)
@@ -206,14 +239,20 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--out", required=True, help="checkpoint to write (.safetensors, or .pt)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, ...")
     parser.add_argument("--resume", action="store_true", help="continue from OUT.state.pt written by an earlier run")
-    parser.add_argument("--limit-pairs", type=int, default=0, help="use only the first N pairs of the file (quick experiments, tests)")
-    parser.add_argument("--full-precision", action="store_true", help="store float32 tensors (default float16, half the size)")
+    parser.add_argument(
+        "--limit-pairs", type=int, default=0, help="use only the first N pairs of the file (quick experiments, tests)"
+    )
+    parser.add_argument(
+        "--full-precision", action="store_true", help="store float32 tensors (default float16, half the size)"
+    )
     model_defaults = ModelConfig(0, 0)
     for name in ("d_model", "n_heads", "n_enc_layers", "n_dec_layers", "d_ff", "max_len"):
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(model_defaults, name))
     parser.add_argument("--dropout", type=float, default=model_defaults.dropout)
     parser.add_argument("--pre-ln", action="store_true", help="pre-LayerNorm residual blocks (default post-LN)")
-    parser.add_argument("--no-tie", action="store_true", help="separate output projection instead of the tied target embedding")
+    parser.add_argument(
+        "--no-tie", action="store_true", help="separate output projection instead of the tied target embedding"
+    )
     train_defaults = TrainConfig()
     for name, value in asdict(train_defaults).items():
         option = "--" + name.replace("_", "-")
@@ -231,7 +270,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     train_config = TrainConfig(**{k: getattr(args, k) for k in asdict(TrainConfig())})
     torch.manual_seed(train_config.seed)
     random.seed(train_config.seed)
-    device = torch.device("cuda" if args.device == "auto" and torch.cuda.is_available() else ("cpu" if args.device == "auto" else args.device))
+    device = torch.device(
+        "cuda"
+        if args.device == "auto" and torch.cuda.is_available()
+        else ("cpu" if args.device == "auto" else args.device)
+    )
 
     pairs, report = read_pairs(args.data)
     print(f"data: {report.summary()}", file=sys.stderr)
@@ -242,12 +285,23 @@ def main(argv: Sequence[str] | None = None) -> int:
     split = split_by_english(pairs, train_config.dev_size, train_config.test_size, train_config.seed)
     pipeline = build_pipeline(split.train, train_config.zh_tokenizer, train_config.min_freq)
     train_examples, skipped = encode_pairs(split.train, pipeline, train_config)
-    print(f"split: {split.sizes()}; vocab {len(pipeline.src_vocab)} en / {len(pipeline.tgt_vocab)} zh; {skipped} over-long training pairs skipped", file=sys.stderr)
+    print(
+        f"split: {split.sizes()}; vocab {len(pipeline.src_vocab)} en / {len(pipeline.tgt_vocab)} zh; {skipped} over-long training pairs skipped",
+        file=sys.stderr,
+    )
 
     model_config = ModelConfig(
-        src_vocab_size=len(pipeline.src_vocab), tgt_vocab_size=len(pipeline.tgt_vocab),
-        d_model=args.d_model, n_heads=args.n_heads, n_enc_layers=args.n_enc_layers, n_dec_layers=args.n_dec_layers,
-        d_ff=args.d_ff, dropout=args.dropout, max_len=args.max_len, norm_first=args.pre_ln, tie_embeddings=not args.no_tie,
+        src_vocab_size=len(pipeline.src_vocab),
+        tgt_vocab_size=len(pipeline.tgt_vocab),
+        d_model=args.d_model,
+        n_heads=args.n_heads,
+        n_enc_layers=args.n_enc_layers,
+        n_dec_layers=args.n_dec_layers,
+        d_ff=args.d_ff,
+        dropout=args.dropout,
+        max_len=args.max_len,
+        norm_first=args.pre_ln,
+        tie_embeddings=not args.no_tie,
     )
     trainer = Trainer(Transformer(model_config), pipeline, train_config, train_examples, split.dev, device)
     out = Path(args.out)
@@ -260,10 +314,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         "command": "python -m core.train " + shlex.join(argv),
         "model_config": model_config.to_dict(),
         "train_config": train_config.to_dict(),
-        "data": {"file": Path(args.data).name, "sha256": file_sha256(args.data), "pairs": report.pairs, "malformed_lines": report.malformed, "limit_pairs": args.limit_pairs},
+        "data": {
+            "file": Path(args.data).name,
+            "sha256": file_sha256(args.data),
+            "pairs": report.pairs,
+            "malformed_lines": report.malformed,
+            "limit_pairs": args.limit_pairs,
+        },
         "split": split.sizes(),
         "skipped_long_pairs": skipped,
-        "vocab": {"src": len(pipeline.src_vocab), "tgt": len(pipeline.tgt_vocab), "tgt_tokenizer": pipeline.zh_tokenizer},
+        "vocab": {
+            "src": len(pipeline.src_vocab),
+            "tgt": len(pipeline.tgt_vocab),
+            "tgt_tokenizer": pipeline.zh_tokenizer,
+        },
         "torch": torch.__version__,
         "device": str(device),
     }
@@ -272,8 +336,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     def write(weights: dict[str, torch.Tensor] | None = None, **extra: Any) -> None:
         model = Transformer(model_config)
         model.load_state_dict(weights if weights is not None else trainer.model.state_dict())
-        full_card = {**card, "history": trainer.history, "best_epoch": trainer.best["epoch"], "attention_snapshots": {"probes": list(PROBE_SENTENCES), "epochs": trainer.snapshots},
-                     "date": datetime.now(timezone.utc).isoformat(timespec="seconds"), "training_minutes": round((time.perf_counter() - started) / 60, 1), **extra}
+        full_card = {
+            **card,
+            "history": trainer.history,
+            "best_epoch": trainer.best["epoch"],
+            "attention_snapshots": {"probes": list(PROBE_SENTENCES), "epochs": trainer.snapshots},
+            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "training_minutes": round((time.perf_counter() - started) / 60, 1),
+            **extra,
+        }
         save_checkpoint(out, model, pipeline, full_card, half=half)
         torch.save(trainer.state(), state_path)
 
@@ -289,7 +360,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         trainer.model.load_state_dict(trainer.best["state"])
     test_sources, test_references = group_references(split.test)
     test = trainer.evaluate(test_sources, test_references) if test_sources else {}
-    test.update({"sentences": len(test_sources), "references": sum(len(r) for r in test_references), "decoding": "greedy"})
+    test.update(
+        {"sentences": len(test_sources), "references": sum(len(r) for r in test_references), "decoding": "greedy"}
+    )
     write(trainer.best["state"], test=test)
     print(f"test: {test}; wrote {out}", file=sys.stderr)
     return 0

@@ -1,5 +1,6 @@
 """The encoder-decoder Transformer. Attention weights are returned, never stored on modules,
 because one model object is shared by every user of the app."""
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -79,7 +80,9 @@ class DecoderLayer(nn.Module):
         cache.self_kv = (k, v)
         return self.self_attn(h, mask=mask, need_weights=need_weights, kv=(k, v))
 
-    def _cross_attention(self, h: Tensor, memory: Tensor, mask: Tensor | None, need_weights: bool, cache: LayerCache | None):
+    def _cross_attention(
+        self, h: Tensor, memory: Tensor, mask: Tensor | None, need_weights: bool, cache: LayerCache | None
+    ):
         if cache is None:
             return self.cross_attn(h, memory, mask, need_weights)
         if cache.cross_kv is None:

@@ -5,6 +5,7 @@ python -m core.translate [--checkpoint PATH] [--beam K] [--trace]
 With --trace each output line is one JSON object (DESIGN.md's trace schema). An empty input
 line gives an empty output line (with --trace: an empty trace). Notices go to stderr.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -22,8 +23,16 @@ def empty_trace(loaded: LoadedModel, text: str) -> dict[str, Any]:
     """A schema-valid trace with no tokens, for a line with nothing to translate."""
     layers = lambda n: [[[] for _ in range(loaded.config.n_heads)] for _ in range(n)]  # noqa: E731
     return {
-        "source": text, "source_tokens": [], "decoder_tokens": [], "translation": "", "steps": [],
-        "attention": {"encoder": layers(loaded.config.n_enc_layers), "decoder": layers(loaded.config.n_dec_layers), "cross": layers(loaded.config.n_dec_layers)},
+        "source": text,
+        "source_tokens": [],
+        "decoder_tokens": [],
+        "translation": "",
+        "steps": [],
+        "attention": {
+            "encoder": layers(loaded.config.n_enc_layers),
+            "decoder": layers(loaded.config.n_dec_layers),
+            "cross": layers(loaded.config.n_dec_layers),
+        },
         "model": model_info(loaded.model, loaded.pipeline),
     }
 

@@ -1,4 +1,5 @@
 """Building the text pipeline (both vocabularies) from training pairs."""
+
 from __future__ import annotations
 
 from collections import Counter

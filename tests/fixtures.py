@@ -1,4 +1,5 @@
 """Small data the project writes itself, so tests never need cmn.txt (which is never committed)."""
+
 from __future__ import annotations
 
 import itertools
@@ -16,9 +17,23 @@ from core.vocab_build import build_pipeline
 
 REAL_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cmn.txt"
 
-SUBJECTS = [("I", "我", "like", "see"), ("You", "你", "like", "see"), ("Tom", "汤姆", "likes", "sees"), ("Mary", "玛丽", "likes", "sees"), ("We", "我们", "like", "see"), ("They", "他们", "like", "see")]
+SUBJECTS = [
+    ("I", "我", "like", "see"),
+    ("You", "你", "like", "see"),
+    ("Tom", "汤姆", "likes", "sees"),
+    ("Mary", "玛丽", "likes", "sees"),
+    ("We", "我们", "like", "see"),
+    ("They", "他们", "like", "see"),
+]
 VERBS = [("like", "喜欢"), ("see", "看见")]
-OBJECTS = [("tea", "茶"), ("books", "书"), ("the cat", "猫"), ("music", "音乐"), ("apples", "苹果"), ("the river", "河")]
+OBJECTS = [
+    ("tea", "茶"),
+    ("books", "书"),
+    ("the cat", "猫"),
+    ("music", "音乐"),
+    ("apples", "苹果"),
+    ("the river", "河"),
+]
 
 
 def synthetic_pairs() -> list[Pair]:

@@ -1,4 +1,5 @@
 """Our attention against torch.nn.MultiheadAttention, and the explicit path against the fused one."""
+
 import torch
 from torch import nn
 

@@ -1,4 +1,5 @@
 """Our encoder/decoder layers against torch's Transformer layers, and the positional encoding."""
+
 import pytest
 import torch
 from torch import nn
@@ -66,7 +67,13 @@ def test_decoder_layer_equals_torch(norm_first):
     tgt_ids = torch.tensor([[5] * 5, [5] * 3 + [0] * 2])
     src_ids = torch.tensor([[5] * 7, [5] * 4 + [0] * 3])
     out, _, _ = ours(x, memory, causal_mask(5) & padding_mask(tgt_ids), padding_mask(src_ids))
-    ref_out = ref(x, memory, tgt_mask=~causal_mask(5)[0, 0], tgt_key_padding_mask=(tgt_ids == 0), memory_key_padding_mask=(src_ids == 0))
+    ref_out = ref(
+        x,
+        memory,
+        tgt_mask=~causal_mask(5)[0, 0],
+        tgt_key_padding_mask=(tgt_ids == 0),
+        memory_key_padding_mask=(src_ids == 0),
+    )
     torch.testing.assert_close(out, ref_out, atol=1e-5, rtol=0)
 
 

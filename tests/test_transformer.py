@@ -1,4 +1,5 @@
 """Whole-model properties: cache == full pass, causality, padding invariance, nothing stored."""
+
 import pytest
 import torch
 
@@ -37,9 +38,13 @@ def test_kv_cached_steps_equal_one_full_pass(norm_first):
         cross_rows.append(cross_w)
     torch.testing.assert_close(torch.cat(logits, 1), full.logits, atol=1e-5, rtol=0)
     for layer in range(2):
-        torch.testing.assert_close(torch.cat([c[layer] for c in cross_rows], 2), full.attention.cross[layer], atol=1e-5, rtol=0)
+        torch.testing.assert_close(
+            torch.cat([c[layer] for c in cross_rows], 2), full.attention.cross[layer], atol=1e-5, rtol=0
+        )
         for t, rows in enumerate(self_rows):
-            torch.testing.assert_close(rows[layer][:, :, 0], full.attention.decoder[layer][:, :, t, : t + 1], atol=1e-5, rtol=0)
+            torch.testing.assert_close(
+                rows[layer][:, :, 0], full.attention.decoder[layer][:, :, t, : t + 1], atol=1e-5, rtol=0
+            )
 
 
 def test_explicit_and_fused_paths_give_the_same_logits():
@@ -68,8 +73,12 @@ def test_padding_a_sentence_in_a_batch_changes_none_of_its_real_outputs():
     padded_tgt = torch.tensor([[2, 8, 9, 0, 0], [2, 11, 12, 13, 14]])
     together = m(padded_src, padded_tgt, True)
     torch.testing.assert_close(together.logits[0, :3], alone.logits[0], atol=1e-5, rtol=0)
-    torch.testing.assert_close(together.attention.encoder[0][0, :, :4, :4], alone.attention.encoder[0][0], atol=1e-5, rtol=0)
-    torch.testing.assert_close(together.attention.cross[1][0, :, :3, :4], alone.attention.cross[1][0], atol=1e-5, rtol=0)
+    torch.testing.assert_close(
+        together.attention.encoder[0][0, :, :4, :4], alone.attention.encoder[0][0], atol=1e-5, rtol=0
+    )
+    torch.testing.assert_close(
+        together.attention.cross[1][0, :, :3, :4], alone.attention.cross[1][0], atol=1e-5, rtol=0
+    )
 
 
 def test_attention_rows_sum_to_one_padded_keys_zero_and_decoder_upper_triangle_exactly_zero():
@@ -93,7 +102,11 @@ def test_forward_stores_nothing_on_modules():
     m(src, tgt, return_attention=True)
     after = {name: set(vars(mod)) for name, mod in m.named_modules()}
     assert before == after
-    assert all(not isinstance(v, torch.Tensor) or k in ("_parameters", "_buffers") for mod in m.modules() for k, v in vars(mod).items())
+    assert all(
+        not isinstance(v, torch.Tensor) or k in ("_parameters", "_buffers")
+        for mod in m.modules()
+        for k, v in vars(mod).items()
+    )
 
 
 def test_tied_output_projection_shares_the_target_embedding():
