@@ -72,11 +72,11 @@ class ModelConfig:
 class TrainConfig:
     zh_tokenizer: str = "char"  # one of ZH_TOKENIZERS: Chinese target units
     min_freq: int = 2  # tokens seen fewer times become <unk> (or characters, with jieba_backoff)
-    max_tokens: int = 6000  # tokens (source + target) per length-bucketed batch
-    epochs: int = 40
+    max_tokens: int = 3000  # padded tokens (source + target) per length-bucketed batch
+    epochs: int = 12  # the cosine schedule spans all epochs
     max_minutes: float = 0.0  # stop after this wall time (0 = no limit); the best epoch is kept
     lr: float = 1e-3  # peak learning rate after warmup
-    warmup_steps: int = 1000
+    warmup_steps: int = 400
     weight_decay: float = 0.01
     label_smoothing: float = 0.1
     clip_norm: float = 1.0
