@@ -158,6 +158,7 @@ class WritesAFile:
         return (open, (self.path, "w"))
 
 
+@pytest.mark.filterwarnings("ignore:Detected pickle protocol")
 def test_pickle_payloads_never_execute(small, tmp_path):
     target = tmp_path / "pwned"
     tensors, metadata = tensors_and_metadata(*small)
