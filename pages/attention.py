@@ -1,0 +1,62 @@
+"""Attention page: any head of any layer as a heatmap, all heads at once, and layer averages."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core import figures, views
+from pages import common
+
+large = common.page_setup()
+loaded, model_key = common.active_model()
+st.title("Attention, head by head")
+text = common.sentence_box()
+trace = common.get_trace(loaded, model_key, text)
+if trace is None:
+    st.stop()
+common.show_source(trace)
+st.caption(f"Translation: {trace.translation}")
+
+label = st.segmented_control(
+    "Attention",
+    list(views.KINDS.values()),
+    default=views.KINDS["cross"],
+    key="kind",
+    bind="query-params",
+    required=True,
+)
+kind = views.KIND_BY_LABEL[label]
+n_layers = loaded.config.n_enc_layers if kind == "encoder" else loaded.config.n_dec_layers
+layer, head = common.layer_head_pickers(n_layers, loaded.config.n_heads)
+chinese_axes = {"encoder": (False, False), "decoder": (True, True), "cross": (True, False)}[kind]
+group = False
+if loaded.pipeline.zh_tokenizer == "char" and any(chinese_axes):
+    group = st.toggle(
+        "Group Chinese characters into jieba words",
+        key="group_words",
+        help="A word's column is the sum of its characters' columns (the attention given to the word); "
+        "a word's row is the mean of its characters' rows.",
+    )
+
+view = views.select(trace, kind, layer, head)
+if group:
+    view = views.group_view(view, *chinese_axes)
+st.plotly_chart(
+    common.styled(
+        figures.attention_heatmap(view.matrix, view.query_tokens, view.key_tokens, view.title, zmax=1.0), large
+    ),
+    key="main_heatmap",
+)
+st.download_button(
+    "Download this map (CSV)", views.to_csv(view), file_name=f"attention_{kind}_layer{layer + 1}.csv", mime="text/csv"
+)
+
+rows, cols = views.axis_tokens(trace, kind)
+stack = views.layer_stack(trace, kind)
+st.subheader("All heads at once")
+st.caption(
+    "Rows are layers, columns are heads (same colour scale, 0 to 1). Choose a layer and head above to enlarge one."
+)
+st.plotly_chart(common.styled(figures.heads_grid(stack, rows, cols, views.KINDS[kind]), large), key="heads_grid")
+st.subheader("Each layer, averaged over its heads")
+st.plotly_chart(common.styled(figures.layer_means(stack, rows, cols), large), key="layer_means")

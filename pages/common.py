@@ -1,0 +1,198 @@
+"""Streamlit glue shared by the pages: the cached model, the sentence box, display helpers.
+
+Session-state keys shared between pages (each is also a URL query parameter, so a link
+reproduces the view):
+- "text": the English sentence, used by every page.
+- "step": the decoding step on the Translate page (1-based).
+- "layer", "head": "mean" or a 1-based number; "kind": encoder / decoder / cross.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import html
+import re
+import runpy
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+import plotly.graph_objects as go
+import streamlit as st
+
+from core.checkpoint import LoadedModel, load_checkpoint
+from core.decoding import EmptyInputError, Trace, beam_search_ids, prepare_source, trace
+from core.paths import DEFAULT_CHECKPOINT, ROOT
+from core.text import UNK, detokenize_zh
+
+SENTENCE_KEY = "text"
+MAX_CHARS = 5000
+EXAMPLES = (
+    "I like to read books.",
+    "Where is the train station?",
+    "Tom is taller than Mary.",
+    "It is raining today, so I will stay at home.",
+    "My brother bought a new car last week.",
+)
+_CJK = re.compile(r"[\u3400-\u9fff]")
+_ROUTED: ContextVar[bool] = ContextVar("translucent_routed", default=False)
+
+
+@contextlib.contextmanager
+def routed() -> Iterator[None]:
+    """app.py runs the chosen page inside this, so the page knows the router ran."""
+    token = _ROUTED.set(True)
+    try:
+        yield
+    finally:
+        _ROUTED.reset(token)
+
+
+def ensure_router() -> None:
+    """On a fresh server, a deep link such as /attention?text=... is run by Streamlit's legacy
+    pages/ mode without app.py (no wide layout, wrong sidebar). Hand such a run to the router,
+    which then runs this page properly."""
+    if not _ROUTED.get():
+        runpy.run_path(str(ROOT / "app.py"), run_name="__main__")
+        st.stop()
+
+
+@st.cache_resource(show_spinner="Loading the model…")
+def shipped_model() -> LoadedModel:
+    """Loaded once per process and shared by every session: never modified (eval mode, no grads)."""
+    return load_checkpoint(DEFAULT_CHECKPOINT)
+
+
+def active_model() -> tuple[LoadedModel, str]:
+    """The model this session uses and a key naming it (for caches)."""
+    return shipped_model(), f"shipped:{DEFAULT_CHECKPOINT.name}"
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def cached_trace(
+    _loaded: LoadedModel, model_key: str, text: str, forced: tuple[str, ...] = (), top_k: int = 5
+) -> Trace:
+    return trace(_loaded.model, _loaded.pipeline, text, forced=forced, top_k=top_k)
+
+
+@st.cache_data(max_entries=512, show_spinner=False)
+def cached_beam(_loaded: LoadedModel, model_key: str, text: str, beam: int) -> str:
+    source = prepare_source(_loaded.model, _loaded.pipeline, text)
+    ids = beam_search_ids(_loaded.model, source.ids, beam)
+    return detokenize_zh(t for t in _loaded.pipeline.tgt_vocab.decode(ids) if t != UNK)
+
+
+def keep_shared_state() -> None:
+    """Widget values vanish when a page without that widget runs; re-storing keeps the sentence
+    when the user switches pages."""
+    if SENTENCE_KEY in st.session_state:
+        st.session_state[SENTENCE_KEY] = st.session_state[SENTENCE_KEY]
+
+
+def page_setup() -> bool:
+    """Sidebar controls common to every page; returns whether large type is on."""
+    ensure_router()
+    keep_shared_state()
+    large = st.sidebar.toggle("Large type (for talks)", key="large_type")
+    if large:
+        st.html("<style>html, body, [class*='st-'] { font-size: 1.3rem; } h1 { font-size: 3rem !important; }</style>")
+    loaded, _ = active_model()
+    config = loaded.config
+    st.sidebar.caption(
+        f"Model: Transformer, d_model {config.d_model}, {config.n_heads} heads, "
+        f"{config.n_enc_layers}+{config.n_dec_layers} layers, {loaded.parameter_count / 1e6:.1f} M parameters, "
+        f"target units: {loaded.pipeline.zh_tokenizer}."
+    )
+    test = loaded.card.get("test", {})
+    if "bleu" in test:
+        st.sidebar.caption(
+            f"Test BLEU {test['bleu']} · chrF {test['chrf']} (greedy, {test.get('sentences', '?')} sentences)."
+        )
+    return large
+
+
+def styled(figure: go.Figure, large: bool) -> go.Figure:
+    if large:
+        figure.update_layout(font={"size": 20})
+    return figure
+
+
+def _use_example(example: str) -> None:
+    st.session_state[SENTENCE_KEY] = example
+
+
+def sentence_box() -> str:
+    """The English sentence (shared by all pages and kept in the URL), with examples one click away."""
+    if SENTENCE_KEY not in st.session_state:
+        st.session_state[SENTENCE_KEY] = st.query_params.get(SENTENCE_KEY, EXAMPLES[0])
+    text = st.text_area(
+        "English sentence",
+        key=SENTENCE_KEY,
+        max_chars=MAX_CHARS,
+        height=80,
+        bind="query-params",
+        help="Type English; the model translates it into Chinese. Ctrl+Enter applies.",
+    )
+    columns = st.columns(len(EXAMPLES))
+    for column, example in zip(columns, EXAMPLES):
+        column.button(
+            example, key=f"example_{example}", on_click=_use_example, args=(example,), use_container_width=True
+        )
+    return text or ""
+
+
+def get_trace(loaded: LoadedModel, model_key: str, text: str, forced: tuple[str, ...] = ()) -> Trace | None:
+    """The trace, or None after telling the user why there is none (never a traceback)."""
+    try:
+        return cached_trace(loaded, model_key, text, forced)
+    except EmptyInputError as err:
+        st.info(f"{err} Or pick one of the examples.")
+    except ValueError as err:
+        st.error(f"This input cannot be translated: {err}")
+    return None
+
+
+def chips(tokens: list[str], highlight: int | None = None, mark_unknown: bool = True) -> str:
+    """Tokens as escaped HTML chips; <unk> in red, the highlighted position in blue."""
+    parts = []
+    for index, token in enumerate(tokens):
+        if mark_unknown and token == UNK:
+            style = "background:#fde2e1;border:1px solid #e5534b;color:#a40e26"
+        elif index == highlight:
+            style = "background:#1f77b4;color:white"
+        elif token.startswith("<") and token.endswith(">"):
+            style = "background:#f0f0f0;color:#666"
+        else:
+            style = "background:#e8f0fe;color:#123"
+        parts.append(
+            f"<span style='{style};border-radius:0.4em;padding:0.15em 0.45em;margin:0.12em;display:inline-block;"
+            f"font-family:monospace'>{html.escape(token)}</span>"
+        )
+    return "<div style='line-height:2'>" + "".join(parts) + "</div>"
+
+
+def show_source(trace_: Trace) -> None:
+    st.caption("Source tokens, as the encoder sees them (unknown words in red)")
+    st.html(chips(trace_.source.tokens))
+    for notice in trace_.source.notices:
+        st.warning(notice)
+    if _CJK.search(trace_.source.text):
+        st.warning("This model translates English into Chinese; Chinese characters in the input are unknown to it.")
+
+
+def big_text(text: str, large: bool) -> None:
+    size = "2.6rem" if large else "1.9rem"
+    st.html(f"<div style='font-size:{size};line-height:1.4'>{html.escape(text) or '&nbsp;'}</div>")
+
+
+def layer_head_pickers(n_layers: int, n_heads: int, container=st) -> tuple[int, int | None]:
+    """Layer (1..L, default the last) and head ("mean" or 1..H) selectors, kept in the URL.
+    Returns 0-based layer and head (None = mean of heads)."""
+    layers = [str(i) for i in range(1, n_layers + 1)]
+    heads = ["mean"] + [str(i) for i in range(1, n_heads + 1)]
+    for key, options in (("layer", layers), ("head", heads)):
+        if st.session_state.get(key) not in (None, *options):
+            del st.session_state[key]  # e.g. a link made for a bigger model
+    left, right = container.columns(2)
+    layer = left.selectbox("Layer", layers, index=len(layers) - 1, key="layer", bind="query-params")
+    head = right.selectbox("Head", heads, key="head", bind="query-params", help="'mean' averages the heads")
+    return int(layer) - 1, None if head == "mean" else int(head) - 1

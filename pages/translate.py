@@ -1,0 +1,156 @@
+"""Translate page: the translation, then greedy decoding step by step, with branching."""
+
+from __future__ import annotations
+
+import json
+
+import streamlit as st
+
+from core import figures, views
+from core.decoding import Trace
+from pages import common
+
+PLAY_SECONDS = 0.9
+
+large = common.page_setup()
+loaded, model_key = common.active_model()
+st.title("Translate, step by step")
+text = common.sentence_box()
+trace = common.get_trace(loaded, model_key, text)
+if trace is None:
+    st.stop()
+common.show_source(trace)
+
+beam = st.sidebar.slider("Beam size", 1, 8, 1, key="beam", help="Beam search next to greedy when above 1")
+if beam > 1:
+    greedy_col, beam_col = st.columns(2)
+    with greedy_col:
+        st.caption("Greedy (what the steps below show)")
+        common.big_text(trace.translation, large)
+    with beam_col:
+        st.caption(f"Beam search, {beam} beams")
+        common.big_text(common.cached_beam(loaded, model_key, text, beam), large)
+else:
+    st.caption("Translation (greedy decoding)")
+    common.big_text(trace.translation, large)
+
+st.divider()
+st.subheader("Decoding, one token at a time")
+total = len(trace.steps)
+if st.session_state.get("step") is not None and not 1 <= st.session_state["step"] <= total:
+    st.session_state["step"] = 1  # a new, shorter sentence or a stale link
+
+
+def _move(delta: int) -> None:
+    st.session_state["step"] = min(total, max(1, st.session_state.get("step", 1) + delta))
+
+
+def _toggle_play() -> None:
+    playing = not st.session_state.get("playing", False)
+    st.session_state["playing"] = playing
+    if playing and st.session_state.get("step", 1) >= total:
+        st.session_state["step"] = 1
+
+
+def render_step(trace: Trace) -> None:
+    if st.session_state.get("playing") and st.session_state.get("step", 1) < total:
+        st.session_state["step"] = st.session_state.get("step", 1) + 1
+    elif st.session_state.get("playing"):
+        st.session_state["playing"] = False
+        st.rerun()
+    controls = st.columns([1, 1, 1, 6])
+    controls[0].button("◀ Previous", on_click=_move, args=(-1,), use_container_width=True)
+    controls[1].button("Next ▶", on_click=_move, args=(1,), use_container_width=True)
+    controls[2].button(
+        "⏸ Pause" if st.session_state.get("playing") else "⏵ Play", on_click=_toggle_play, use_container_width=True
+    )
+    step = (
+        controls[3].slider("Step", 1, max(total, 2), 1, key="step", bind="query-params", disabled=total < 2)
+        if total > 1
+        else 1
+    )
+    index = step - 1
+    current = trace.steps[index]
+    st.markdown(f"**Step {step} of {total}.** The decoder has read the tokens below and chooses the next one.")
+    st.html(common.chips(trace.decoder_tokens[: index + 1] + [current.token], highlight=index + 1, mark_unknown=False))
+
+    left, right = st.columns(2)
+    with left:
+        st.plotly_chart(
+            common.styled(
+                figures.topk_bar(current.top_k, current.token, f"Next-token candidates (chose “{current.token}”)"),
+                large,
+            ),
+            key="topk_chart",
+        )
+    with right:
+        layer, head = common.layer_head_pickers(loaded.config.n_dec_layers, loaded.config.n_heads)
+        cross = views.select(trace, "cross", layer, head)
+        st.plotly_chart(
+            common.styled(
+                figures.attention_bars(
+                    cross.matrix[index],
+                    cross.key_tokens,
+                    f"Cross-attention to the source · {cross.title.split(' · ', 1)[1]}",
+                    "source token",
+                ),
+                large,
+            ),
+            key="cross_chart",
+        )
+    self_view = views.select(trace, "decoder", layer, head)
+    st.plotly_chart(
+        common.styled(
+            figures.attention_bars(
+                self_view.matrix[index, : index + 1],
+                self_view.key_tokens[: index + 1],
+                "Masked self-attention over the tokens so far",
+                "decoder token",
+            ),
+            large,
+        ),
+        key="self_chart",
+    )
+    render_branch(trace, index)
+    st.download_button(
+        "Download this step's cross-attention (CSV)",
+        views.to_csv(
+            views.AttentionView(cross.matrix[index : index + 1], [current.token], cross.key_tokens, cross.title)
+        ),
+        file_name="cross_attention_step.csv",
+        mime="text/csv",
+    )
+
+
+def render_branch(trace: Trace, index: int) -> None:
+    """Pick another candidate at this step; decoding continues greedily from that forced prefix."""
+    alternatives = [token for token, _ in trace.steps[index].top_k if token != trace.steps[index].token]
+    if not alternatives:
+        return
+    pick = st.pills("What if the model had chosen another token here?", alternatives, key=f"branch_{index}")
+    if pick is None:
+        return
+    forced = tuple(s.token for s in trace.steps[:index]) + (pick,)
+    branch = common.get_trace(loaded, model_key, trace.source.text, forced)
+    if branch is None:
+        return
+    original_col, branch_col = st.columns(2)
+    with original_col:
+        st.caption("Original (greedy)")
+        common.big_text(trace.translation, large)
+    with branch_col:
+        st.caption(f"Branch: “{pick}” at step {index + 1}, then greedy")
+        common.big_text(branch.translation, large)
+    st.html(common.chips(branch.decoder_tokens[1:] + [branch.steps[-1].token], highlight=index, mark_unknown=False))
+
+
+st.fragment(run_every=PLAY_SECONDS if st.session_state.get("playing") else None)(render_step)(trace)
+
+st.divider()
+st.download_button(
+    "Download the trace (JSON)",
+    json.dumps(trace.to_json(), ensure_ascii=False),
+    file_name="translucent_trace.json",
+    mime="application/json",
+    help="Tokens, probabilities and every attention weight, in the schema of DESIGN.md",
+)

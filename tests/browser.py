@@ -1,0 +1,83 @@
+"""Start the app with `streamlit run` on loopback and drive Debian's Chromium with Playwright."""
+
+from __future__ import annotations
+
+import contextlib
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@contextlib.contextmanager
+def running_app(timeout: float = 90) -> Iterator[str]:
+    """Yield the base URL of a fresh `streamlit run app.py` server; stop it afterwards."""
+    port = free_port()
+    command = [
+        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        "--server.headless", "true", "--browser.gatherUsageStats", "false",
+        "--server.address", "127.0.0.1", "--server.port", str(port),
+    ]  # fmt: skip
+    server = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + timeout
+        while True:
+            try:
+                with urllib.request.urlopen(f"{url}/_stcore/health", timeout=2) as response:
+                    if response.status == 200:
+                        break
+            except OSError:
+                if server.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"streamlit did not start: {server.stdout.read().decode()[-2000:]}") from None
+                time.sleep(0.5)
+        yield url
+    finally:
+        server.terminate()
+        try:
+            server.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            server.kill()
+
+
+@contextlib.contextmanager
+def browser() -> Iterator[object]:
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as playwright:
+        chromium = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            yield chromium
+        finally:
+            chromium.close()
+
+
+def wait_for_app(page, charts: int = 1, timeout: float = 90_000) -> None:
+    """Wait until the script has finished running and at least `charts` plotly charts are drawn."""
+    page.wait_for_selector("[data-testid='stApp']", timeout=timeout)
+    page.wait_for_function(
+        "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n", arg=charts, timeout=timeout
+    )
+    page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout)
