@@ -56,7 +56,7 @@ def attention_heatmap(
     hover = [[f"{q} → {k}" for k in key_tokens] for q in query_tokens]
     figure = go.Figure(
         go.Heatmap(
-            z=matrix,
+            z=matrix.tolist(),
             x=list(range(len(key_tokens))),
             y=list(range(len(query_tokens))),
             customdata=hover,
@@ -96,7 +96,7 @@ def heads_grid(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], tit
         for h in range(heads):
             figure.add_trace(
                 go.Heatmap(
-                    z=array[layer, h],
+                    z=array[layer, h].tolist(),
                     customdata=hover,
                     hovertemplate=f"layer {layer + 1} head {h + 1}<br>%{{customdata}}<br>weight %{{z:.3f}}<extra></extra>",
                     colorscale=COLORSCALE,
@@ -127,7 +127,7 @@ def layer_means(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], ti
     for layer, matrix in enumerate(means):
         figure.add_trace(
             go.Heatmap(
-                z=matrix,
+                z=matrix.tolist(),
                 customdata=hover,
                 hovertemplate="%{customdata}<br>weight %{z:.3f}<extra></extra>",
                 colorscale=COLORSCALE,
@@ -186,7 +186,7 @@ def attention_bars(weights, key_tokens: Sequence[str], title: str = "", key_labe
     figure = go.Figure(
         go.Bar(
             x=list(range(len(key_tokens))),
-            y=row,
+            y=row.tolist(),
             customdata=list(key_tokens),
             hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
             marker_color="#1f77b4",

@@ -58,11 +58,15 @@ def render_step(trace: Trace) -> None:
     elif st.session_state.get("playing"):
         st.session_state["playing"] = False
         st.rerun()
-    controls = st.columns([1, 1, 1, 6])
-    controls[0].button("◀ Previous", on_click=_move, args=(-1,), use_container_width=True)
-    controls[1].button("Next ▶", on_click=_move, args=(1,), use_container_width=True)
+    playing = st.session_state.get("playing", False)
+    controls = st.columns([1.3, 1.1, 1.1, 5])
+    controls[0].button("Previous", icon=":material/chevron_left:", on_click=_move, args=(-1,), use_container_width=True)
+    controls[1].button("Next", icon=":material/chevron_right:", on_click=_move, args=(1,), use_container_width=True)
     controls[2].button(
-        "⏸ Pause" if st.session_state.get("playing") else "⏵ Play", on_click=_toggle_play, use_container_width=True
+        "Pause" if playing else "Play",
+        icon=":material/pause:" if playing else ":material/play_arrow:",
+        on_click=_toggle_play,
+        use_container_width=True,
     )
     step = (
         controls[3].slider("Step", 1, max(total, 2), 1, key="step", bind="query-params", disabled=total < 2)

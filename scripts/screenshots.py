@@ -17,7 +17,7 @@ def main() -> None:
     query = sys.argv[2] if len(sys.argv) > 2 else ""
     out.mkdir(parents=True, exist_ok=True)
     with running_app() as url, browser() as chromium:
-        page = chromium.new_page(viewport={"width": 1400, "height": 1000})
+        page = chromium.new_page(viewport={"width": 1400, "height": 2600})
         for name in PAGES:
             page.goto(f"{url}/{name if name != PAGES[0] else ''}{query}")
             wait_for_app(page, charts=3)

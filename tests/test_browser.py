@@ -1,0 +1,50 @@
+"""The real app in a real browser: `streamlit run app.py` on loopback, driven by Playwright + Chromium."""
+
+import os
+import shutil
+
+import pytest
+
+from tests.browser import CHROMIUM, browser, running_app, wait_for_app
+
+pytestmark = pytest.mark.skipif(
+    not (os.path.exists(CHROMIUM) and shutil.which("streamlit")) and not os.environ.get("CI"),
+    reason="Debian chromium not installed (scripts/test.sh installs it)",
+)
+
+
+def assert_no_errors(page) -> None:
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+
+
+def test_deep_link_then_translate_step_and_attention_in_a_browser():
+    with running_app() as url, browser() as chromium:
+        page = chromium.new_page(viewport={"width": 1400, "height": 1800})
+        # The very first request to a fresh server is a deep link (a speaker's prepared view).
+        page.goto(f"{url}/attention?text=My+brother+is+a+doctor.&kind=encoder+self-attention&layer=2&head=3")
+        wait_for_app(page, charts=3)
+        assert page.locator("h1").first.inner_text() == "Attention, head by head"
+        assert "encoder self-attention · layer 2 · head 3" in page.locator(".js-plotly-plot").first.inner_text()
+        assert page.get_by_text("Page not found").count() == 0
+        assert_no_errors(page)
+
+        page.goto(url)
+        wait_for_app(page, charts=3)
+        box = page.get_by_role("textbox", name="English sentence")
+        box.fill("Tom is taller than Mary.")
+        box.press("Control+Enter")
+        page.wait_for_function("() => document.body.innerText.includes('汤姆比玛丽高')", timeout=60_000)
+        wait_for_app(page, charts=3)
+        assert "text=Tom+is+taller+than+Mary" in page.url
+        page.get_by_role("button", name="Next").click()
+        page.wait_for_function("() => document.body.innerText.includes('Step 2 of')", timeout=30_000)
+        assert "step=2" in page.url
+        assert_no_errors(page)
+
+        page.get_by_role("link", name="Attention").click()
+        page.wait_for_function("() => document.body.innerText.includes('Attention, head by head')", timeout=30_000)
+        wait_for_app(page, charts=3)
+        assert page.get_by_role("textbox", name="English sentence").input_value() == "Tom is taller than Mary."
+        assert "汤姆比玛丽高" in page.locator("body").inner_text()
+        assert_no_errors(page)
