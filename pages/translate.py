@@ -48,11 +48,14 @@ def _move(delta: int) -> None:
 def _toggle_play() -> None:
     playing = not st.session_state.get("playing", False)
     st.session_state["playing"] = playing
+    st.session_state["play_toggled"] = True  # the timer is set up by a full run (see below)
     if playing and st.session_state.get("step", 1) >= total:
         st.session_state["step"] = 1
 
 
 def render_step(trace: Trace) -> None:
+    if st.session_state.pop("play_toggled", False):
+        st.rerun()  # a click inside this fragment reruns only the fragment; the timer needs a full run
     if st.session_state.get("playing") and st.session_state.get("step", 1) < total:
         st.session_state["step"] = st.session_state.get("step", 1) + 1
     elif st.session_state.get("playing"):

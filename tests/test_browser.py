@@ -21,6 +21,8 @@ def assert_no_errors(page) -> None:
 def test_deep_link_then_translate_step_and_attention_in_a_browser():
     with running_app() as url, browser() as chromium:
         page = chromium.new_page(viewport={"width": 1400, "height": 1800})
+        requests: list[str] = []
+        page.on("request", lambda request: requests.append(request.url))
         # The very first request to a fresh server is a deep link (a speaker's prepared view).
         page.goto(f"{url}/attention?text=My+brother+is+a+doctor.&kind=encoder+self-attention&layer=2&head=3")
         wait_for_app(page, charts=3)
@@ -40,6 +42,9 @@ def test_deep_link_then_translate_step_and_attention_in_a_browser():
         page.get_by_role("button", name="Next").click()
         page.wait_for_function("() => document.body.innerText.includes('Step 2 of')", timeout=30_000)
         assert "step=2" in page.url
+        page.get_by_role("button", name="Play").click()  # advances on its own, then stops at the end
+        page.wait_for_function("() => /Step (\\d+) of \\1\\./.test(document.body.innerText)", timeout=60_000)
+        page.get_by_role("button", name="Play").wait_for(timeout=30_000)
         assert_no_errors(page)
 
         page.get_by_role("link", name="Attention").click()
@@ -48,3 +53,6 @@ def test_deep_link_then_translate_step_and_attention_in_a_browser():
         assert page.get_by_role("textbox", name="English sentence").input_value() == "Tom is taller than Mary."
         assert "汤姆比玛丽高" in page.locator("body").inner_text()
         assert_no_errors(page)
+        # Talk-friendly: everything (scripts, fonts, plotly) comes from the app itself, no CDN.
+        outside = [r for r in requests if not r.startswith((url, "data:", "blob:"))]
+        assert not outside, outside[:5]
