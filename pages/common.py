@@ -92,9 +92,13 @@ def page_setup() -> bool:
     """Sidebar controls common to every page; returns whether large type is on."""
     ensure_router()
     keep_shared_state()
-    large = st.sidebar.toggle("Large type (for talks)", key="large_type")
+    large = st.sidebar.toggle("Large type (for talks)", key="large_type", bind="query-params")
     if large:
-        st.html("<style>html, body, [class*='st-'] { font-size: 1.3rem; } h1 { font-size: 3rem !important; }</style>")
+        st.html(
+            "<style>html { font-size: 22px; }"
+            "[data-testid='stMarkdownContainer'] p, [data-testid='stWidgetLabel'] p, textarea, button p"
+            " { font-size: 1.2rem !important; }</style>"
+        )
     loaded, _ = active_model()
     config = loaded.config
     st.sidebar.caption(
@@ -111,8 +115,11 @@ def page_setup() -> bool:
 
 
 def styled(figure: go.Figure, large: bool) -> go.Figure:
+    """Larger type (and room for it) when presenting."""
     if large:
-        figure.update_layout(font={"size": 20})
+        figure.update_layout(font={"size": 20}, height=int((figure.layout.height or 450) * 1.5))
+        figure.update_xaxes(tickfont={"size": 20})
+        figure.update_yaxes(tickfont={"size": 20})
     return figure
 
 

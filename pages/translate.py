@@ -62,7 +62,7 @@ def render_step(trace: Trace) -> None:
         st.session_state["playing"] = False
         st.rerun()
     playing = st.session_state.get("playing", False)
-    controls = st.columns([1.3, 1.1, 1.1, 5])
+    controls = st.columns([1.6, 1.3, 1.3, 4])
     controls[0].button("Previous", icon=":material/chevron_left:", on_click=_move, args=(-1,), use_container_width=True)
     controls[1].button("Next", icon=":material/chevron_right:", on_click=_move, args=(1,), use_container_width=True)
     controls[2].button(
