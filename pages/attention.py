@@ -7,14 +7,8 @@ import streamlit as st
 from core import figures, views
 from pages import common
 
-large = common.page_setup()
-loaded, model_key = common.active_model()
-st.title("Attention, head by head")
-text = common.sentence_box()
-trace = common.get_trace(loaded, model_key, text)
-if trace is None:
-    st.stop()
-common.show_source(trace)
+page = common.start_page("Attention, head by head")
+large, loaded, trace = page.large, page.loaded, page.trace
 st.caption(f"Translation: {trace.translation}")
 
 label = st.segmented_control(

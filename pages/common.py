@@ -15,6 +15,7 @@ import re
 import runpy
 from collections.abc import Iterator
 from contextvars import ContextVar
+from dataclasses import dataclass
 
 import plotly.graph_objects as go
 import streamlit as st
@@ -184,6 +185,35 @@ def show_source(trace_: Trace) -> None:
         st.warning(notice)
     if _CJK.search(trace_.source.text):
         st.warning("This model translates English into Chinese; Chinese characters in the input are unknown to it.")
+
+
+@dataclass
+class PageContext:
+    large: bool  # large type on
+    loaded: LoadedModel
+    model_key: str
+    trace: Trace
+
+
+def start_page(title: str) -> PageContext:
+    """What every page begins with: sidebar, title, the sentence box and its trace (or a stop)."""
+    large = page_setup()
+    loaded, model_key = active_model()
+    st.title(title)
+    text = sentence_box()
+    trace_ = get_trace(loaded, model_key, text)
+    if trace_ is None:
+        st.stop()
+    show_source(trace_)
+    return PageContext(large, loaded, model_key, trace_)
+
+
+def side_by_side(large: bool, *captioned: tuple[str, str]) -> None:
+    """Translations next to each other, each under its caption."""
+    for column, (caption, text) in zip(st.columns(len(captioned)), captioned):
+        with column:
+            st.caption(caption)
+            big_text(text, large)
 
 
 def big_text(text: str, large: bool) -> None:

@@ -12,24 +12,15 @@ from pages import common
 
 PLAY_SECONDS = 0.9
 
-large = common.page_setup()
-loaded, model_key = common.active_model()
-st.title("Translate, step by step")
-text = common.sentence_box()
-trace = common.get_trace(loaded, model_key, text)
-if trace is None:
-    st.stop()
-common.show_source(trace)
+page = common.start_page("Translate, step by step")
+large, loaded, model_key, trace = page.large, page.loaded, page.model_key, page.trace
 
 beam = st.sidebar.slider("Beam size", 1, 8, 1, key="beam", help="Beam search next to greedy when above 1")
 if beam > 1:
-    greedy_col, beam_col = st.columns(2)
-    with greedy_col:
-        st.caption("Greedy (what the steps below show)")
-        common.big_text(trace.translation, large)
-    with beam_col:
-        st.caption(f"Beam search, {beam} beams")
-        common.big_text(common.cached_beam(loaded, model_key, text, beam), large)
+    beam_text = common.cached_beam(loaded, model_key, trace.source.text, beam)
+    common.side_by_side(
+        large, ("Greedy (what the steps below show)", trace.translation), (f"Beam search, {beam} beams", beam_text)
+    )
 else:
     st.caption("Translation (greedy decoding)")
     common.big_text(trace.translation, large)
@@ -141,13 +132,11 @@ def render_branch(trace: Trace, index: int) -> None:
     branch = common.get_trace(loaded, model_key, trace.source.text, forced)
     if branch is None:
         return
-    original_col, branch_col = st.columns(2)
-    with original_col:
-        st.caption("Original (greedy)")
-        common.big_text(trace.translation, large)
-    with branch_col:
-        st.caption(f"Branch: “{pick}” at step {index + 1}, then greedy")
-        common.big_text(branch.translation, large)
+    common.side_by_side(
+        large,
+        ("Original (greedy)", trace.translation),
+        (f"Branch: “{pick}” at step {index + 1}, then greedy", branch.translation),
+    )
     st.html(common.chips(branch.decoder_tokens[1:] + [branch.steps[-1].token], highlight=index, mark_unknown=False))
 
 
