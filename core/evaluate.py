@@ -13,7 +13,10 @@ from collections.abc import Sequence
 
 import sacrebleu
 
+from core.checkpoint import CheckpointError, load_checkpoint
 from core.data import group_references, read_pairs, split_by_english
+from core.decoding import translate
+from core.paths import DEFAULT_CHECKPOINT
 
 
 def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
@@ -28,10 +31,6 @@ def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> dic
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from core.checkpoint import CheckpointError, load_checkpoint
-    from core.decoding import translate
-    from core.paths import DEFAULT_CHECKPOINT
-
     parser = argparse.ArgumentParser(prog="python -m core.evaluate", description=__doc__.splitlines()[0])
     parser.add_argument(
         "--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint to score (default: the shipped one)"

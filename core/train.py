@@ -40,9 +40,10 @@ PROBE_SENTENCES = ("I like to read books.", "Tom is taller than Mary.", "Where i
 Callback = Callable[["Trainer", dict[str, Any]], None]
 
 
-def encode_pairs(
-    pairs: Sequence[Pair], pipeline: TextPipeline, config: TrainConfig
-) -> tuple[list[tuple[list[int], list[int]]], int]:
+Example = tuple[list[int], list[int]]  # (source ids ending in <eos>, <bos> target ids <eos>)
+
+
+def encode_pairs(pairs: Sequence[Pair], pipeline: TextPipeline, config: TrainConfig) -> tuple[list[Example], int]:
     """(source ids, target ids) for training; pairs longer than the configured limits are skipped and counted."""
     examples, skipped = [], 0
     for pair in pairs:
@@ -71,7 +72,7 @@ class Trainer:
         model: Transformer,
         pipeline: TextPipeline,
         config: TrainConfig,
-        train_examples,
+        train_examples: list[Example],
         dev_pairs: Sequence[Pair],
         device: torch.device,
     ):
