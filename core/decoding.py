@@ -155,9 +155,8 @@ def trace(model: Transformer, pipeline: TextPipeline, text: str, forced: Sequenc
     steps: list[Step] = []
     self_rows: list[Tensor] = []  # per step: (L, H, t+1)
     cross_rows: list[Tensor] = []  # per step: (L, H, S)
-    for step in range(max(max_steps(model, len(source.ids)), len(forced) + 1)):
-        if step >= model.config.max_len:
-            break
+    limit = min(model.config.max_len, max(max_steps(model, len(source.ids)), len(forced) + 1))
+    for step in range(limit):
         last = torch.tensor([[decoder_ids[-1]]], device=device)
         logits, self_ws, cross_ws = model.decode(last, encoded, True, cache, step)
         probs = torch.softmax(logits[0, -1].float(), dim=-1)
