@@ -68,11 +68,11 @@ def attention_heatmap(
         )
     )
     figure.update_layout(
-        title=title,
+        title={"text": title, "yref": "container", "y": 0.99, "yanchor": "top"},
         xaxis=_token_axis(key_tokens, key_label, font_size) | {"side": "top"},
         yaxis=_token_axis(query_tokens, query_label, font_size) | {"autorange": "reversed"},
-        margin={"l": 10, "r": 10, "t": 90 if title else 60, "b": 10},
-        height=max(320, 60 + 28 * len(query_tokens) + 90),
+        margin={"l": 10, "r": 10, "t": 120 if title else 80, "b": 10},
+        height=max(340, 28 * len(query_tokens) + 140),
     )
     return figure
 

@@ -32,6 +32,11 @@ if loaded.pipeline.zh_tokenizer == "char" and any(chinese_axes):
         "a word's row is the mean of its characters' rows.",
     )
 
+if kind != "encoder":
+    st.caption(
+        "Each decoder row is labelled with the token that position reads; "
+        "the token it produces is the label of the next row (the last row produces <eos>)."
+    )
 view = views.select(trace, kind, layer, head)
 if group:
     view = views.group_view(view, *chinese_axes)
