@@ -10,7 +10,7 @@ import torch
 from torch import Tensor
 
 from core.data import pad_batch
-from core.text import BOS_ID, EOS_ID, UNK, UNK_ID, TextPipeline, detokenize_zh
+from core.text import BOS_ID, EOS_ID, UNK_ID, TextPipeline, output_text
 from core.transformer import LayerCache, Transformer
 
 MAX_SOURCE_TOKENS = 100  # longer inputs are cut (with a notice): attention maps stay readable
@@ -180,11 +180,10 @@ def trace(model: Transformer, pipeline: TextPipeline, text: str, forced: Sequenc
     decoder = torch.zeros(len(model.decoder_layers), model.config.n_heads, length, length)
     for t, row in enumerate(self_rows):
         decoder[:, :, t, : t + 1] = row.cpu()
-    output_tokens = [s.token for s in steps if s.token != "<eos>"]
     return Trace(
         source=source,
         decoder_tokens=[vocab.itos[i] for i in decoder_ids[:length]],
-        translation=detokenize_zh(t for t in output_tokens if t != UNK),
+        translation=output_text(s.token for s in steps),
         steps=steps,
         encoder=torch.stack([w[0] for w in encoded.attention]).cpu(),
         decoder=decoder,
@@ -272,6 +271,5 @@ def translate(
         else:
             outputs = [beam_search_ids(model, s.ids, beam_size) for _, s in chunk]
         for (i, source), ids in zip(chunk, outputs):
-            tokens = [t for t in pipeline.tgt_vocab.decode(ids) if t != UNK]
-            results[i] = Translation(detokenize_zh(tokens), source.notices)
+            results[i] = Translation(output_text(pipeline.tgt_vocab.decode(ids)), source.notices)
     return [r for r in results if r is not None]

@@ -19,6 +19,8 @@ from collections import Counter
 from collections.abc import Iterable, Sequence
 from functools import lru_cache
 
+from core.config import ZH_TOKENIZERS
+
 PAD, UNK, BOS, EOS = "<pad>", "<unk>", "<bos>", "<eos>"
 SPECIALS = (PAD, UNK, BOS, EOS)
 PAD_ID, UNK_ID, BOS_ID, EOS_ID = 0, 1, 2, 3
@@ -97,6 +99,11 @@ def detokenize_zh(tokens: Iterable[str]) -> str:
     return out
 
 
+def output_text(tokens: Iterable[str]) -> str:
+    """A translation as shown to people: detokenized, without <bos>/<eos>/<pad>/<unk>."""
+    return detokenize_zh(t for t in tokens if t not in SPECIALS)
+
+
 class Vocab:
     """Token <-> id map with <pad>=0, <unk>=1, <bos>=2, <eos>=3."""
 
@@ -144,7 +151,7 @@ class TextPipeline:
     """Both sides' tokenization and vocabularies: what a checkpoint needs to read and write text."""
 
     def __init__(self, src_vocab: Vocab, tgt_vocab: Vocab, zh_tokenizer: str = "char"):
-        if zh_tokenizer not in ("char", "jieba", "jieba_backoff"):
+        if zh_tokenizer not in ZH_TOKENIZERS:
             raise ValueError(f"unknown Chinese tokenizer {zh_tokenizer!r}")
         self.src_vocab = src_vocab
         self.tgt_vocab = tgt_vocab

@@ -28,7 +28,7 @@ from tqdm import tqdm
 
 from core.checkpoint import save_checkpoint
 from core.config import ZH_TOKENIZERS, ModelConfig, TrainConfig
-from core.data import Pair, file_sha256, group_references, iterate_batches, read_pairs, split_by_english
+from core.data import Pair, bucket_batches, file_sha256, group_references, iterate_batches, read_pairs, split_by_english
 from core.decoding import trace, translate
 from core.evaluate import score
 from core.text import PAD_ID, TextPipeline
@@ -91,7 +91,7 @@ class Trainer:
             betas=(0.9, 0.98),
             eps=1e-9,
         )
-        self.steps_per_epoch = sum(1 for _ in iterate_batches(train_examples, config.max_tokens))
+        self.steps_per_epoch = len(bucket_batches([len(s) + len(t) for s, t in train_examples], config.max_tokens))
         self.total_steps = self.steps_per_epoch * config.epochs
         self.criterion = nn.CrossEntropyLoss(ignore_index=PAD_ID, label_smoothing=config.label_smoothing)
         self.step = 0

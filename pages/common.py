@@ -21,9 +21,9 @@ import plotly.graph_objects as go
 import streamlit as st
 
 from core.checkpoint import LoadedModel, load_checkpoint
-from core.decoding import EmptyInputError, Trace, beam_search_ids, prepare_source, trace
+from core.decoding import EmptyInputError, Trace, trace, translate
 from core.paths import DEFAULT_CHECKPOINT, ROOT
-from core.text import UNK, detokenize_zh
+from core.text import UNK
 
 SENTENCE_KEY = "text"
 MAX_CHARS = 5000
@@ -77,9 +77,7 @@ def cached_trace(
 
 @st.cache_data(max_entries=512, show_spinner=False)
 def cached_beam(_loaded: LoadedModel, model_key: str, text: str, beam: int) -> str:
-    source = prepare_source(_loaded.model, _loaded.pipeline, text)
-    ids = beam_search_ids(_loaded.model, source.ids, beam)
-    return detokenize_zh(t for t in _loaded.pipeline.tgt_vocab.decode(ids) if t != UNK)
+    return translate(_loaded.model, _loaded.pipeline, [text], beam_size=beam)[0].text
 
 
 def keep_shared_state() -> None:
