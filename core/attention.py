@@ -48,6 +48,11 @@ class MultiHeadAttention(nn.Module):
         batch, length, _ = x.shape
         return x.view(batch, length, self.n_heads, self.head_dim).transpose(1, 2)
 
+    def scores(self, query: Tensor, key_value: Tensor) -> Tensor:
+        """Unscaled Q Kᵀ per head, (B, H, Tq, Tk): the first stage of attention, for the mask lab."""
+        k, _ = self.project_kv(key_value)
+        return self._split_heads(self.q_proj(query)) @ k.transpose(-2, -1)
+
     def project_kv(self, x: Tensor) -> tuple[Tensor, Tensor]:
         """Keys and values of x as (B, H, T, d_k); cached by the decoder between steps."""
         return self._split_heads(self.k_proj(x)), self._split_heads(self.v_proj(x))

@@ -12,7 +12,7 @@ import io
 import json
 import os
 import struct
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -40,6 +40,7 @@ class LoadedModel:
     config: ModelConfig
     card: dict[str, Any]
     metadata: dict[str, str]
+    stored_tensors: list[tuple[str, tuple[int, ...], str]] = field(default_factory=list)  # as in the file
 
     @property
     def parameter_count(self) -> int:
@@ -77,15 +78,21 @@ def save_checkpoint(
     return path
 
 
-def load_checkpoint(source: str | Path | bytes, device: str | torch.device = "cpu") -> LoadedModel:
-    """Load and fully validate a checkpoint from a path or raw bytes; raise CheckpointError if invalid."""
+def load_checkpoint(
+    source: str | Path | bytes, device: str | torch.device = "cpu", max_model_bytes: int | None = None
+) -> LoadedModel:
+    """Load and fully validate a checkpoint from a path or raw bytes; raise CheckpointError if invalid.
+
+    max_model_bytes refuses, before allocating anything, a model whose float32 weights and buffers
+    would need more memory (the app bounds uploads with it: a small file can declare a huge model).
+    """
     data = _read_bytes(source)
     # safetensors: 8-byte header length, then the JSON header; .pt: a zip archive or a bare pickle
     if data[8:9] != b"{" and (data[:4] == b"PK\x03\x04" or data[:1] == b"\x80"):
         metadata, tensors = _read_pt(data)
     else:
         metadata, tensors = _read_safetensors(data)
-    return _build(metadata, tensors, device)
+    return _build(metadata, tensors, device, max_model_bytes)
 
 
 def _read_bytes(source: str | Path | bytes) -> bytes:
@@ -165,7 +172,9 @@ def _json_field(metadata: dict[str, Any], key: str) -> Any:
         ) from None
 
 
-def _build(metadata: dict[str, Any], tensors: dict[str, torch.Tensor], device: str | torch.device) -> LoadedModel:
+def _build(
+    metadata: dict[str, Any], tensors: dict[str, torch.Tensor], device: str | torch.device, max_model_bytes: int | None
+) -> LoadedModel:
     fmt = _json_field(metadata, "format")
     if not isinstance(fmt, dict) or fmt.get("name") != FORMAT_NAME:
         raise CheckpointError(f"format is {fmt!r}; expected a {FORMAT_NAME!r} checkpoint")
@@ -195,18 +204,27 @@ def _build(metadata: dict[str, Any], tensors: dict[str, torch.Tensor], device: s
     card = _json_field(metadata, "card") if "card" in metadata else {}
     if not isinstance(card, dict):
         raise CheckpointError("the card must be a JSON object")
-    _check_tensors(config, tensors)
+    _check_tensors(config, tensors, max_model_bytes)
     model = Transformer(config)
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     model.to(device).eval().requires_grad_(False)
     pipeline = TextPipeline(src_vocab, tgt_vocab, tokenizer["tgt"])
-    return LoadedModel(model, pipeline, config, card, dict(metadata))
+    stored = [(name, tuple(t.shape), str(t.dtype).removeprefix("torch.")) for name, t in sorted(tensors.items())]
+    return LoadedModel(model, pipeline, config, card, dict(metadata), stored)
 
 
-def _check_tensors(config: ModelConfig, tensors: dict[str, torch.Tensor]) -> None:
+def _check_tensors(config: ModelConfig, tensors: dict[str, torch.Tensor], max_model_bytes: int | None) -> None:
     """Names and shapes must match the config exactly (checked on the meta device: no memory used)."""
     with torch.device("meta"):
-        expected = {k: tuple(v.shape) for k, v in Transformer(config).state_dict().items()}
+        skeleton = Transformer(config)
+    if max_model_bytes is not None:
+        needed = 4 * sum(t.numel() for t in (*skeleton.parameters(), *skeleton.buffers()))
+        if needed > max_model_bytes:
+            raise CheckpointError(
+                f"this model would need {needed / 2**20:,.0f} MiB of memory; this app accepts up to "
+                f"{max_model_bytes / 2**20:,.0f} MiB per uploaded model (check d_model, layers, vocabulary and max_len)"
+            )
+    expected = {k: tuple(v.shape) for k, v in skeleton.state_dict().items()}
     missing = sorted(set(expected) - set(tensors))
     unexpected = sorted(set(tensors) - set(expected))
     if missing or unexpected:

@@ -10,6 +10,7 @@ import torch
 from torch import Tensor
 
 from core.data import pad_batch
+from core.positional import encoder_input
 from core.text import BOS_ID, EOS_ID, UNK_ID, TextPipeline, output_text
 from core.transformer import LayerCache, Transformer
 
@@ -139,17 +140,25 @@ def model_info(model: Transformer, pipeline: TextPipeline) -> dict[str, Any]:
 
 
 @torch.no_grad()
-def trace(model: Transformer, pipeline: TextPipeline, text: str, forced: Sequence[str] = (), top_k: int = 5) -> Trace:
+def trace(
+    model: Transformer,
+    pipeline: TextPipeline,
+    text: str,
+    forced: Sequence[str] = (),
+    top_k: int = 5,
+    source_positions: str = "normal",
+) -> Trace:
     """Greedy decoding of one sentence, one cached step at a time, keeping every attention weight.
 
     `forced` tokens are taken at the first steps instead of the argmax (a user's branch);
     decoding then continues greedily. The weights are those of the steps that chose the tokens.
+    `source_positions` other than "normal" is the positional-encoding ablation (core.positional).
     """
     source = prepare_source(model, pipeline, text)
     device = _device(model)
     vocab = pipeline.tgt_vocab
     src = torch.tensor([source.ids], device=device)
-    encoded = model.encode(src, return_attention=True)
+    encoded = model.encode(src, return_attention=True, embedded=encoder_input(model, src, source_positions))
     cache: list[LayerCache] = model.new_cache()
     decoder_ids = [BOS_ID]
     steps: list[Step] = []

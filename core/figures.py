@@ -15,12 +15,12 @@ from plotly.subplots import make_subplots
 COLORSCALE = "Blues"
 
 
-def _as_array(weights) -> np.ndarray:
+def as_array(weights) -> np.ndarray:
     array = weights.detach().cpu().numpy() if hasattr(weights, "detach") else np.asarray(weights, dtype=float)
     return array.astype(float)
 
 
-def _check_matrix(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> None:
+def check_matrix(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]) -> None:
     if matrix.ndim != 2:
         raise ValueError(f"expected a 2-D attention matrix, got shape {matrix.shape}")
     if matrix.shape != (len(rows), len(cols)):
@@ -29,7 +29,7 @@ def _check_matrix(matrix: np.ndarray, rows: Sequence[str], cols: Sequence[str]) 
         )
 
 
-def _token_axis(tokens: Sequence[str], title: str, font_size: int | None = None) -> dict:
+def token_axis(tokens: Sequence[str], title: str, font_size: int | None = None) -> dict:
     return {
         "title": {"text": title},
         "tickmode": "array",
@@ -51,8 +51,8 @@ def attention_heatmap(
     font_size: int | None = None,
 ) -> go.Figure:
     """One attention matrix as a heatmap; hover shows both tokens and the weight."""
-    matrix = _as_array(weights)
-    _check_matrix(matrix, query_tokens, key_tokens)
+    matrix = as_array(weights)
+    check_matrix(matrix, query_tokens, key_tokens)
     hover = [[f"{q} → {k}" for k in key_tokens] for q in query_tokens]
     figure = go.Figure(
         go.Heatmap(
@@ -69,8 +69,8 @@ def attention_heatmap(
     )
     figure.update_layout(
         title={"text": title, "yref": "container", "y": 0.99, "yanchor": "top"},
-        xaxis=_token_axis(key_tokens, key_label, font_size) | {"side": "top"},
-        yaxis=_token_axis(query_tokens, query_label, font_size) | {"autorange": "reversed"},
+        xaxis=token_axis(key_tokens, key_label, font_size) | {"side": "top"},
+        yaxis=token_axis(query_tokens, query_label, font_size) | {"autorange": "reversed"},
         margin={"l": 10, "r": 10, "t": 120 if title else 80, "b": 10},
         height=max(340, 28 * len(query_tokens) + 140),
     )
@@ -79,11 +79,11 @@ def attention_heatmap(
 
 def heads_grid(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], title: str = "") -> go.Figure:
     """All heads of all layers, (L, H, Tq, Tk), as a grid of small heatmaps (rows = layers)."""
-    array = _as_array(maps)
+    array = as_array(maps)
     if array.ndim != 4:
         raise ValueError(f"expected (layers, heads, queries, keys), got shape {array.shape}")
     layers, heads = array.shape[:2]
-    _check_matrix(array[0, 0], query_tokens, key_tokens)
+    check_matrix(array[0, 0], query_tokens, key_tokens)
     figure = make_subplots(
         rows=layers,
         cols=heads,
@@ -115,10 +115,10 @@ def heads_grid(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], tit
 
 def layer_means(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], title: str = "") -> go.Figure:
     """Head-averaged attention, one heatmap per layer side by side."""
-    array = _as_array(maps)
+    array = as_array(maps)
     if array.ndim != 4:
         raise ValueError(f"expected (layers, heads, queries, keys), got shape {array.shape}")
-    _check_matrix(array[0, 0], query_tokens, key_tokens)
+    check_matrix(array[0, 0], query_tokens, key_tokens)
     means = array.mean(axis=1)
     figure = make_subplots(
         rows=1, cols=len(means), subplot_titles=[f"layer {layer + 1} (mean of heads)" for layer in range(len(means))]
@@ -138,9 +138,9 @@ def layer_means(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], ti
             row=1,
             col=layer + 1,
         )
-        figure.update_xaxes(_token_axis(key_tokens, "key") | {"tickangle": -60}, row=1, col=layer + 1)
+        figure.update_xaxes(token_axis(key_tokens, "key") | {"tickangle": -60}, row=1, col=layer + 1)
         figure.update_yaxes(
-            _token_axis(query_tokens, "query" if layer == 0 else "")
+            token_axis(query_tokens, "query" if layer == 0 else "")
             | {"autorange": "reversed", "showticklabels": layer == 0},
             row=1,
             col=layer + 1,
@@ -171,7 +171,7 @@ def topk_bar(candidates: Sequence[tuple[str, float]], chosen: str, title: str = 
     figure.update_layout(
         title=title,
         xaxis={"title": {"text": "probability"}, "range": [0, 1.1]},
-        yaxis=_token_axis(tokens, "candidate") | {"autorange": "reversed"},
+        yaxis=token_axis(tokens, "candidate") | {"autorange": "reversed"},
         height=80 + 36 * len(tokens),
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},
     )
@@ -180,7 +180,7 @@ def topk_bar(candidates: Sequence[tuple[str, float]], chosen: str, title: str = 
 
 def attention_bars(weights, key_tokens: Sequence[str], title: str = "", key_label: str = "key") -> go.Figure:
     """One query's attention over the keys as bars (a row of a heatmap, easier to read)."""
-    row = _as_array(weights)
+    row = as_array(weights)
     if row.shape != (len(key_tokens),):
         raise ValueError(f"{row.shape[0] if row.ndim == 1 else row.shape} weights for {len(key_tokens)} key tokens")
     figure = go.Figure(
@@ -194,7 +194,7 @@ def attention_bars(weights, key_tokens: Sequence[str], title: str = "", key_labe
     )
     figure.update_layout(
         title=title,
-        xaxis=_token_axis(key_tokens, key_label),
+        xaxis=token_axis(key_tokens, key_label),
         yaxis={"title": {"text": "weight"}, "range": [0, 1]},
         height=300,
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},

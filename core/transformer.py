@@ -130,10 +130,16 @@ class Transformer(nn.Module):
                 nn.init.xavier_uniform_(module.weight)
                 nn.init.zeros_(module.bias)
 
-    def encode(self, src: Tensor, return_attention: bool = False) -> EncoderOutput:
-        """src: (B, S) ids, padded with <pad>."""
+    def encode(self, src: Tensor, return_attention: bool = False, embedded: Tensor | None = None) -> EncoderOutput:
+        """src: (B, S) ids, padded with <pad>.
+
+        embedded: the encoder's input (B, S, d) to use instead of embedding + positional encoding
+        (the positional-encoding ablation passes one without, or with shuffled, positions).
+        """
         src_mask = padding_mask(src, PAD_ID)
-        x = self.dropout(self.positional(self.src_embed(src)))
+        if embedded is None:
+            embedded = self.positional(self.src_embed(src))
+        x = self.dropout(embedded)
         weights = []
         for layer in self.encoder_layers:
             x, w = layer(x, src_mask, return_attention)

@@ -20,10 +20,12 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from core.checkpoint import LoadedModel, load_checkpoint
+from core import mask_lab
+from core.checkpoint import LoadedModel
 from core.decoding import EmptyInputError, Trace, trace, translate
-from core.paths import DEFAULT_CHECKPOINT, ROOT
+from core.paths import ROOT
 from core.text import UNK
+from pages.session_models import ACTIVE_KEY, active_label, active_model
 
 SENTENCE_KEY = "text"
 MAX_CHARS = 5000
@@ -57,22 +59,38 @@ def ensure_router() -> None:
         st.stop()
 
 
-@st.cache_resource(show_spinner="Loading the model…")
-def shipped_model() -> LoadedModel:
-    """Loaded once per process and shared by every session: never modified (eval mode, no grads)."""
-    return load_checkpoint(DEFAULT_CHECKPOINT)
-
-
-def active_model() -> tuple[LoadedModel, str]:
-    """The model this session uses and a key naming it (for caches)."""
-    return shipped_model(), f"shipped:{DEFAULT_CHECKPOINT.name}"
-
-
 @st.cache_data(max_entries=512, show_spinner=False)
 def cached_trace(
-    _loaded: LoadedModel, model_key: str, text: str, forced: tuple[str, ...] = (), top_k: int = 5
+    _loaded: LoadedModel,
+    model_key: str,
+    text: str,
+    forced: tuple[str, ...] = (),
+    top_k: int = 5,
+    source_positions: str = "normal",
 ) -> Trace:
-    return trace(_loaded.model, _loaded.pipeline, text, forced=forced, top_k=top_k)
+    return trace(_loaded.model, _loaded.pipeline, text, forced=forced, top_k=top_k, source_positions=source_positions)
+
+
+@st.cache_data(max_entries=64, show_spinner=False)
+def _mask_batch(_loaded: LoadedModel, model_key: str, sentences: tuple[str, ...]) -> mask_lab.MaskBatch:
+    return mask_lab.build_batch(_loaded.model, _loaded.pipeline, list(sentences))
+
+
+def cached_mask_batch(loaded: LoadedModel, model_key: str, sentences: tuple[str, ...]) -> mask_lab.MaskBatch | None:
+    """The batch for the masks page, or None after saying why there is none."""
+    try:
+        return _mask_batch(loaded, model_key, sentences)
+    except ValueError as err:
+        st.info(f"The second sentence cannot be used: {err}")
+    return None
+
+
+@st.cache_data(max_entries=128, show_spinner=False)
+def cached_score_pipeline(
+    _loaded: LoadedModel, model_key: str, sentences: tuple[str, ...], kind: str, layer: int, head: int, row: int
+) -> mask_lab.ScorePipeline:
+    batch = _mask_batch(_loaded, model_key, sentences)
+    return mask_lab.score_pipeline(_loaded.model, batch, kind, layer, head, row)
 
 
 @st.cache_data(max_entries=512, show_spinner=False)
@@ -82,9 +100,10 @@ def cached_beam(_loaded: LoadedModel, model_key: str, text: str, beam: int) -> s
 
 def keep_shared_state() -> None:
     """Widget values vanish when a page without that widget runs; re-storing keeps the sentence
-    when the user switches pages."""
-    if SENTENCE_KEY in st.session_state:
-        st.session_state[SENTENCE_KEY] = st.session_state[SENTENCE_KEY]
+    and the chosen model when the user switches pages."""
+    for key in (SENTENCE_KEY, ACTIVE_KEY):
+        if key in st.session_state:
+            st.session_state[key] = st.session_state[key]
 
 
 def page_setup() -> bool:
@@ -101,7 +120,7 @@ def page_setup() -> bool:
     loaded, _ = active_model()
     config = loaded.config
     st.sidebar.caption(
-        f"Model: Transformer, d_model {config.d_model}, {config.n_heads} heads, "
+        f"Model: {active_label()} (choose on the Models page). Transformer, d_model {config.d_model}, {config.n_heads} heads, "
         f"{config.n_enc_layers}+{config.n_dec_layers} layers, {loaded.parameter_count / 1e6:.1f} M parameters, "
         f"target units: {loaded.pipeline.zh_tokenizer}."
     )
@@ -219,15 +238,19 @@ def big_text(text: str, large: bool) -> None:
     st.html(f"<div style='font-size:{size};line-height:1.4'>{html.escape(text) or '&nbsp;'}</div>")
 
 
-def layer_head_pickers(n_layers: int, n_heads: int, container=st) -> tuple[int, int | None]:
+def layer_head_pickers(
+    n_layers: int, n_heads: int, container=st, allow_mean: bool = True, keys: tuple[str, str] = ("layer", "head")
+) -> tuple[int, int | None]:
     """Layer (1..L, default the last) and head ("mean" or 1..H) selectors, kept in the URL.
     Returns 0-based layer and head (None = mean of heads)."""
     layers = [str(i) for i in range(1, n_layers + 1)]
-    heads = ["mean"] + [str(i) for i in range(1, n_heads + 1)]
-    for key, options in (("layer", layers), ("head", heads)):
+    heads = (["mean"] if allow_mean else []) + [str(i) for i in range(1, n_heads + 1)]
+    for key, options in zip(keys, (layers, heads)):
         if st.session_state.get(key) not in (None, *options):
             del st.session_state[key]  # e.g. a link made for a bigger model
     left, right = container.columns(2)
-    layer = left.selectbox("Layer", layers, index=len(layers) - 1, key="layer", bind="query-params")
-    head = right.selectbox("Head", heads, key="head", bind="query-params", help="'mean' averages the heads")
+    layer = left.selectbox("Layer", layers, index=len(layers) - 1, key=keys[0], bind="query-params")
+    head = right.selectbox(
+        "Head", heads, key=keys[1], bind="query-params", help="'mean' averages the heads" if allow_mean else None
+    )
     return int(layer) - 1, None if head == "mean" else int(head) - 1

@@ -9,7 +9,15 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from tests.browser import browser, running_app, wait_for_app  # noqa: E402
 
-PAGES = ("translate", "attention")
+# page -> (charts drawn when it is ready, viewport height: Streamlit scrolls inside the page, so a
+# full-page screenshot shows only the viewport)
+PAGES = {
+    "translate": (3, 2600),
+    "attention": (3, 2600),
+    "positions": (8, 4600),
+    "masks": (7, 4000),
+    "models": (2, 2600),
+}
 
 
 def main() -> None:
@@ -17,10 +25,10 @@ def main() -> None:
     query = sys.argv[2] if len(sys.argv) > 2 else ""
     out.mkdir(parents=True, exist_ok=True)
     with running_app() as url, browser() as chromium:
-        page = chromium.new_page(viewport={"width": 1400, "height": 2600})
-        for name in PAGES:
-            page.goto(f"{url}/{name if name != PAGES[0] else ''}{query}")
-            wait_for_app(page, charts=3)
+        for name, (charts, height) in PAGES.items():
+            page = chromium.new_page(viewport={"width": 1400, "height": height})
+            page.goto(f"{url}/{name if name != 'translate' else ''}{query}")
+            wait_for_app(page, charts=charts)
             page.wait_for_timeout(1500)
             page.screenshot(path=str(out / f"{name}.png"), full_page=True)
             print(out / f"{name}.png")
