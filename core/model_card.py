@@ -92,7 +92,7 @@ def history_frame(card: dict[str, Any]) -> pd.DataFrame | None:
             rows.append({column: _number(item.get(column)) for column in HISTORY_COLUMNS})
     if not rows:
         return None
-    frame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS))
+    frame = pd.DataFrame(rows, columns=list(HISTORY_COLUMNS), dtype=float)  # missing values are NaN
     frame["epoch"] = frame["epoch"].astype(int)
     return frame.sort_values("epoch", ignore_index=True)
 

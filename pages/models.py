@@ -27,7 +27,7 @@ st.radio(
 st.header("Upload a checkpoint")
 st.file_uploader(
     "A .safetensors or .pt file written by core.train",
-    type=["safetensors", "pt"],
+    # No type= filter: Streamlit would refuse other files with an exception; this page explains instead.
     key=session_models.UPLOADER_KEY,
     on_change=session_models.on_upload,
     help="See the README, “Train your own model”. Nothing in the file is executed: tensors and JSON only.",

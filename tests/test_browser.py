@@ -56,3 +56,38 @@ def test_deep_link_then_translate_step_and_attention_in_a_browser():
         # Talk-friendly: everything (scripts, fonts, plotly) comes from the app itself, no CDN.
         outside = [r for r in requests if not r.startswith((url, "data:", "blob:"))]
         assert not outside, outside[:5]
+
+
+def test_upload_a_checkpoint_through_the_file_input_and_visit_every_page(trained_tiny, tmp_path):
+    from core.checkpoint import save_checkpoint
+
+    model, pipeline = trained_tiny
+    checkpoint = save_checkpoint(tmp_path / "memorised.safetensors", model, pipeline)
+    with running_app() as url, browser() as chromium:
+        for name, title, charts in (("positions", "Positional encoding", 8), ("masks", "Masks", 7)):
+            page = chromium.new_page(viewport={"width": 1400, "height": 1800})
+            page.goto(f"{url}/{name}?text=Tom+is+taller+than+Mary.")
+            wait_for_app(page, charts=charts)
+            assert page.locator("h1").first.inner_text() == title
+            assert_no_errors(page)
+            page.close()
+
+        page = chromium.new_page(viewport={"width": 1400, "height": 1800})
+        page.goto(f"{url}/models")
+        wait_for_app(page, charts=2)
+        page.locator("input[type='file']").set_input_files(str(checkpoint))
+        page.wait_for_function("() => document.body.innerText.includes('Loaded memorised.safetensors')", timeout=60_000)
+        assert_no_errors(page)
+        page.get_by_role("link", name="Translate").click()
+        wait_for_app(page, charts=3)
+        box = page.get_by_role("textbox", name="English sentence")
+        box.fill("Tom likes tea.")
+        box.press("Control+Enter")
+        page.wait_for_function("() => document.body.innerText.includes('汤姆喜欢茶')", timeout=60_000)
+        assert "Model: memorised.safetensors" in page.locator("[data-testid='stSidebar']").inner_text()
+
+        other = chromium.new_context().new_page()  # another person: a separate session
+        other.goto(f"{url}/translate?text=Tom+likes+tea.")
+        wait_for_app(other, charts=3)
+        assert "Model: Shipped model" in other.locator("[data-testid='stSidebar']").inner_text()
+        assert_no_errors(other)

@@ -1,0 +1,210 @@
+"""The Positions, Masks and Models pages in AppTest, including checkpoint uploads (good and bad)
+and per-session models: one session's upload never reaches another session."""
+
+import io
+import json
+import pickle
+from pathlib import Path
+
+import pytest
+import safetensors.torch
+import streamlit as st
+import torch
+from streamlit.testing.v1 import AppTest
+
+from core.checkpoint import load_checkpoint, save_checkpoint
+from core.paths import ROOT
+from pages.session_models import MAX_SESSION_UPLOADS, SHIPPED
+
+APP = str(ROOT / "app.py")
+
+
+@pytest.fixture(autouse=True)
+def fresh_caches():
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()
+
+
+def open_page(page: str, **query) -> AppTest:
+    at = AppTest.from_file(APP, default_timeout=30)
+    for key, value in query.items():
+        at.query_params[key] = value
+    at.run()
+    at.switch_page(f"pages/{page}.py").run()
+    assert not at.exception, at.exception
+    return at
+
+
+def spec(at: AppTest, key: str) -> dict:
+    charts = [c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id]
+    assert charts, f"no chart {key}"
+    return json.loads(charts[0].proto.spec)
+
+
+def sidebar_model(at: AppTest) -> str:
+    return next(c.value for c in at.sidebar.caption if c.value.startswith("Model:"))
+
+
+def upload(at: AppTest, name: str, data: bytes) -> AppTest:
+    at.file_uploader(key="upload_file").set_value((name, data, "application/octet-stream")).run()
+    assert not at.exception, at.exception
+    return at
+
+
+@pytest.fixture(scope="module")
+def memorised_file(trained_tiny, tmp_path_factory) -> Path:
+    """A tiny model that knows the synthetic sentences by heart; no card."""
+    model, pipeline = trained_tiny
+    return save_checkpoint(tmp_path_factory.mktemp("up") / "memorised.safetensors", model, pipeline)
+
+
+def test_positions_page_shows_the_table_similarity_parts_and_ablation():
+    at = open_page("positional", text="Tom is taller than Mary.")
+    table = spec(at, "pe_table")
+    assert len(table["data"][0]["z"]) == 60 and len(table["data"][0]["z"][0]) == 256
+    assert len(spec(at, "pe_lines")["data"]) == 5
+    similarity = spec(at, "pe_similarity")["data"][0]["z"]
+    assert len(similarity) == 60 and abs(similarity[3][7] - similarity[10][14]) < 1e-3
+    parts = spec(at, "pe_parts")
+    assert parts["layout"]["yaxis"]["ticktext"] == ["tom", "is", "taller", "than", "mary", ".", "<eos>"]
+    assert any("the same translation" in m.value for m in at.markdown)  # reversed words, no positions
+    at.slider(key="pe_length").set_value(20).run()
+    assert len(spec(at, "pe_table")["data"][0]["z"]) == 20
+    at.radio(key="pe_ablation").set_value("shuffled").run()
+    assert not at.exception
+    captions = [c.value for c in at.caption]
+    assert "With positions shuffled" in captions and "玛丽比汤姆高" in " ".join(h.proto.body for h in at.get("html"))
+
+
+def test_masks_page_batches_two_sentences_and_runs_the_pipeline():
+    at = open_page("masks", text="I like to read books.")
+    batch = spec(at, "batch_source")
+    assert batch["data"][0]["text"][0][-1] == "<pad>" and len(batch["data"][0]["text"]) == 2
+    padding = spec(at, "mask_encoder")
+    assert padding["layout"]["xaxis"]["ticktext"][-1] == "<pad>" and padding["data"][0]["z"][0][-1] == 0
+    causal = spec(at, "mask_causal")["data"][0]["z"]
+    assert causal[0][1] == 0 and causal[1][0] == 1
+    stages = spec(at, "score_stages")
+    assert len(stages["data"]) == 4
+    weights = stages["data"][3]["z"]
+    assert all(abs(sum(row) - 1) < 1e-6 for row in weights[:3])
+    comparison = spec(at, "fill_comparison")
+    assert "max leak 0%" in comparison["layout"]["annotations"][0]["text"]
+    assert "max leak 0%" not in comparison["layout"]["annotations"][1]["text"]
+    at.get("button_group")[0].set_value("cross-attention").run()
+    at.selectbox(key="mask_head").set_value("3").run()
+    at.radio(key="mask_row").set_value(at.radio(key="mask_row").options[1]).run()
+    assert not at.exception and "cross-attention, layer 3, head 3" in " ".join(c.value for c in at.caption)
+    at.text_input(key="partner").input("   ").run()
+    assert not at.exception
+
+
+def test_models_page_shows_the_shipped_card_curves_and_attention_evolution():
+    at = open_page("models")
+    assert at.radio(key="model").value == SHIPPED and "Shipped model" in sidebar_model(at)
+    assert at.code[0].value.startswith("python -m core.train --data")
+    curves = spec(at, "curves")
+    assert {t["name"] for t in curves["data"]} == {"train loss", "dev loss", "dev BLEU", "dev chrF"}
+    assert len(curves["data"][0]["x"]) == 12
+    at.select_slider(key="snapshot_epoch").set_value(1).run()
+    evolution = spec(at, "evolution")
+    assert evolution["layout"]["title"]["text"].startswith("epoch 1:")
+    assert evolution["layout"]["xaxis"]["ticktext"] == ["i", "like", "to", "read", "books", ".", "<eos>"]
+    assert at.info and "Upload a checkpoint" in at.info[-1].value
+
+
+def test_a_good_upload_becomes_this_sessions_model_on_every_page(memorised_file):
+    at = open_page("models")
+    upload(at, "memorised.safetensors", memorised_file.read_bytes())
+    assert not at.error and at.success and "translucent version 1" in at.success[0].value
+    label = at.radio(key="model").value
+    assert label.startswith("memorised.safetensors · ") and label in sidebar_model(at)
+    assert any("no training card" in w.value for w in at.warning)
+    at.switch_page("pages/translate.py").run()
+    at.text_area(key="text").input("Tom likes tea.").run()
+    assert not at.exception and label in sidebar_model(at)
+    assert "汤姆喜欢茶。" in " ".join(h.proto.body for h in at.get("html"))
+    at.switch_page("pages/models.py").run()
+    assert at.radio(key="model").value == label  # the choice survived the other page
+    at.selectbox(key="compare_a").set_value(SHIPPED).run()
+    captions = [c.value for c in at.caption]
+    assert SHIPPED in captions and label in captions and not at.exception
+
+
+def test_a_trained_upload_shows_its_card_and_pt_files_work(trained_checkpoint, tmp_path):
+    loaded = load_checkpoint(trained_checkpoint)
+    as_pt = save_checkpoint(tmp_path / "trained.pt", loaded.model, loaded.pipeline, loaded.card)
+    at = open_page("models")
+    upload(at, "trained.pt", as_pt.read_bytes())
+    assert not at.error and at.radio(key="model").value.startswith("trained.pt · ")
+    assert len(spec(at, "curves")["data"][0]["x"]) == 3
+    assert at.code[0].value.startswith("python -m core.train")
+
+
+def test_each_session_keeps_at_most_two_uploads(memorised_file, trained_checkpoint, tmp_path):
+    at = open_page("models")
+    loaded = load_checkpoint(memorised_file)
+    files = [
+        ("one.safetensors", memorised_file.read_bytes()),
+        ("two.safetensors", trained_checkpoint.read_bytes()),
+        ("three.pt", save_checkpoint(tmp_path / "three.pt", loaded.model, loaded.pipeline).read_bytes()),
+    ]
+    for name, data in files:
+        upload(at, name, data)
+    options = at.radio(key="model").options
+    assert len(options) == 1 + MAX_SESSION_UPLOADS and not any(o.startswith("one.") for o in options)
+    assert at.radio(key="model").value.startswith("three.pt")
+
+
+class Payload:
+    def __reduce__(self):
+        return (exec, ("open('/tmp/translucent-pwned', 'w').write('x')",))
+
+
+def bad_files(shipped_bytes: bytes) -> list[tuple[str, bytes, str]]:
+    header_len = int.from_bytes(shipped_bytes[:8], "little")
+    header = json.loads(shipped_bytes[8 : 8 + header_len])
+    config = json.loads(header["__metadata__"]["model_config"])
+    config.update(d_model=8192, n_heads=8, d_ff=65536, n_enc_layers=48, n_dec_layers=48, max_len=16384)
+    metadata = dict(header["__metadata__"], model_config=json.dumps(config))
+    huge = safetensors.torch.save({"x": torch.zeros(2)}, metadata=metadata)
+    pickled = io.BytesIO()
+    pickle.dump({"metadata": Payload(), "tensors": {}}, pickled)
+    return [
+        ("garbage.safetensors", b"this is not a checkpoint at all" * 10, "neither a .safetensors file"),
+        ("notes.txt", b"hello", "not a checkpoint"),
+        ("cut.safetensors", shipped_bytes[: len(shipped_bytes) // 2], "truncated"),
+        ("evil.pt", pickled.getvalue(), "safe loader"),
+        ("huge.safetensors", huge, "MiB of memory"),
+        ("plain.safetensors", safetensors.torch.save({"w": torch.ones(3)}), "no Translucent metadata"),
+        ("empty.safetensors", b"", "only 0 bytes"),
+    ]
+
+
+def test_bad_uploads_say_why_and_change_nothing(tmp_path):
+    from core.paths import DEFAULT_CHECKPOINT
+
+    at = open_page("models", text="Where is the train station?")
+    for name, data, message in bad_files(DEFAULT_CHECKPOINT.read_bytes()):
+        upload(at, name, data)
+        assert at.error and message in at.error[0].value and name in at.error[0].value, (name, at.error)
+        assert at.radio(key="model").value == SHIPPED and at.radio(key="model").options == [SHIPPED]
+    assert not Path("/tmp/translucent-pwned").exists()
+    at.switch_page("pages/translate.py").run()
+    assert at.session_state["text"] == "Where is the train station?" and "Shipped model" in sidebar_model(at)
+
+
+def test_an_upload_in_one_session_never_reaches_another(memorised_file):
+    alice = open_page("models")
+    bob = open_page("models")
+    upload(alice, "alice.safetensors", memorised_file.read_bytes())
+    assert alice.radio(key="model").value.startswith("alice.safetensors")
+    bob.run()
+    assert bob.radio(key="model").options == [SHIPPED] and "Shipped model" in sidebar_model(bob)
+    bob.switch_page("pages/translate.py").run()
+    assert "我喜欢" in " ".join(h.proto.body for h in bob.get("html"))  # the shipped model translates
+    alice.switch_page("pages/translate.py").run()
+    assert "alice.safetensors" in sidebar_model(alice)
