@@ -71,6 +71,9 @@ def show_intake(upload: session_models.Upload) -> None:
         )
         if not report.card:
             st.warning("The file has no training card (command, data hash, scores): only its weights can be checked.")
+    if report.card:
+        with st.expander("Its card (in full below while it is the active model)"):
+            show_facts(report.card)
     with st.expander(f"All {len(report.tensors)} tensors (name, shape, dtype as stored)"):
         st.dataframe(report.tensors, hide_index=True, width="stretch")
 
