@@ -121,7 +121,7 @@ def page_setup() -> bool:
     config = loaded.config
     st.sidebar.caption(
         f"Model: {active_label()} (choose on the Models page). Transformer, d_model {config.d_model}, {config.n_heads} heads, "
-        f"{config.n_enc_layers}+{config.n_dec_layers} layers, {loaded.parameter_count / 1e6:.1f} M parameters, "
+        f"{config.n_enc_layers}+{config.n_dec_layers} layers, {loaded.parameter_count:,} parameters, "
         f"target units: {loaded.pipeline.zh_tokenizer}."
     )
     test = loaded.card.get("test", {})
