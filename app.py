@@ -17,6 +17,7 @@ navigation = st.navigation(
         st.Page("pages/positional.py", title="Positions", icon=":material/timeline:", url_path="positions"),
         st.Page("pages/masks.py", title="Masks", icon=":material/filter_alt:", url_path="masks"),
         st.Page("pages/models.py", title="Models", icon=":material/model_training:", url_path="models"),
+        st.Page("pages/compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
     ]
 )
 with common.routed():

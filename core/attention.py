@@ -78,3 +78,26 @@ class MultiHeadAttention(nn.Module):
         out, weights = scaled_dot_product_attention(q, kv[0], kv[1], mask, dropout_p, need_weights)
         batch, _, length, _ = out.shape
         return self.out_proj(out.transpose(1, 2).reshape(batch, length, -1)), weights
+
+
+class AdditiveAttention(nn.Module):
+    """Bahdanau attention: score(s, h) = vᵀ tanh(W_s s + W_h h), softmax over the real source tokens."""
+
+    def __init__(self, query_dim: int, key_dim: int, attention_dim: int):
+        super().__init__()
+        self.w_s = nn.Linear(query_dim, attention_dim, bias=False)
+        self.w_h = nn.Linear(key_dim, attention_dim, bias=False)
+        self.v = nn.Linear(attention_dim, 1, bias=False)
+
+    def project_keys(self, memory: Tensor) -> Tensor:
+        """W_h h for every source position, (B, S, A): computed once per sentence."""
+        return self.w_h(memory)
+
+    def forward(self, state: Tensor, keys: Tensor, memory: Tensor, mask: Tensor) -> tuple[Tensor, Tensor]:
+        """state (B, Dq), keys = project_keys(memory) (B, S, A), memory (B, S, Dk), mask (B, S) True = real.
+
+        Returns the context (B, Dk) and the weights (B, S); padded positions get exactly 0."""
+        scores = self.v(torch.tanh(self.w_s(state)[:, None, :] + keys)).squeeze(-1)
+        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)
+        weights = weights.masked_fill(~mask.any(dim=-1, keepdim=True), 0.0)  # an empty source: no NaN
+        return (weights[:, None, :] @ memory).squeeze(1), weights

@@ -19,9 +19,9 @@ from typing import Any
 import safetensors.torch
 import torch
 
+from core.architectures import Seq2Seq, build_model
 from core.config import ZH_TOKENIZERS, ModelConfig
 from core.text import TextPipeline, Vocab
-from core.transformer import Transformer
 
 FORMAT_NAME = "translucent"
 FORMAT_VERSION = 1
@@ -35,7 +35,7 @@ class CheckpointError(ValueError):
 
 @dataclass
 class LoadedModel:
-    model: Transformer  # eval mode, gradients off: safe to share read-only between users
+    model: Seq2Seq  # eval mode, gradients off: safe to share read-only between users
     pipeline: TextPipeline
     config: ModelConfig
     card: dict[str, Any]
@@ -59,7 +59,7 @@ def build_metadata(config: ModelConfig, pipeline: TextPipeline, card: dict[str, 
 
 
 def save_checkpoint(
-    path: str | Path, model: Transformer, pipeline: TextPipeline, card: dict[str, Any] | None = None, half: bool = True
+    path: str | Path, model: Seq2Seq, pipeline: TextPipeline, card: dict[str, Any] | None = None, half: bool = True
 ) -> Path:
     """Write atomically (a temporary file, then rename), so an interrupted save never leaves half a file.
 
@@ -205,7 +205,7 @@ def _build(
     if not isinstance(card, dict):
         raise CheckpointError("the card must be a JSON object")
     _check_tensors(config, tensors, max_model_bytes)
-    model = Transformer(config)
+    model = build_model(config)
     model.load_state_dict({k: v.float() for k, v in tensors.items()})
     model.to(device).eval().requires_grad_(False)
     pipeline = TextPipeline(src_vocab, tgt_vocab, tokenizer["tgt"])
@@ -216,7 +216,7 @@ def _build(
 def _check_tensors(config: ModelConfig, tensors: dict[str, torch.Tensor], max_model_bytes: int | None) -> None:
     """Names and shapes must match the config exactly (checked on the meta device: no memory used)."""
     with torch.device("meta"):
-        skeleton = Transformer(config)
+        skeleton = build_model(config)
     if max_model_bytes is not None:
         needed = 4 * sum(t.numel() for t in (*skeleton.parameters(), *skeleton.buffers()))
         if needed > max_model_bytes:

@@ -6,6 +6,7 @@ from dataclasses import asdict, dataclass, fields
 from typing import Any
 
 ZH_TOKENIZERS = ("char", "jieba", "jieba_backoff")
+ARCHS = ("transformer", "rnn")  # rnn: GRU encoder-decoder with Bahdanau attention (core/rnn.py)
 
 
 @dataclass(frozen=True)
@@ -21,7 +22,7 @@ class ModelConfig:
     max_len: int = 128  # longest sequence the positional encoding covers
     norm_first: bool = False  # False = post-LN (the paper, the seeds); True = pre-LN
     tie_embeddings: bool = True  # decoder embedding doubles as the output projection
-    arch: str = "transformer"
+    arch: str = "transformer"  # or "rnn" (see core/rnn.py for what the fields mean there)
 
     @property
     def head_dim(self) -> int:
@@ -47,8 +48,10 @@ class ModelConfig:
             raise ValueError(f"n_heads={self.n_heads} does not divide d_model={self.d_model}")
         if not isinstance(self.dropout, (int, float)) or not 0.0 <= self.dropout < 1.0:
             raise ValueError(f"dropout={self.dropout!r} must be a number in [0, 1)")
-        if self.arch != "transformer":
-            raise ValueError(f"arch={self.arch!r} is not known; expected 'transformer'")
+        if self.arch not in ARCHS:
+            raise ValueError(f"arch={self.arch!r} is not known; expected one of {', '.join(ARCHS)}")
+        if self.arch == "rnn" and (self.n_heads != 1 or self.d_model % 2):
+            raise ValueError("arch='rnn' has one additive attention (n_heads=1) and needs an even d_model")
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

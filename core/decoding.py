@@ -9,10 +9,10 @@ from typing import Any
 import torch
 from torch import Tensor
 
+from core.architectures import Seq2Seq
 from core.data import pad_batch
 from core.positional import encoder_input
 from core.text import BOS_ID, EOS_ID, UNK_ID, TextPipeline, output_text
-from core.transformer import LayerCache, Transformer
 
 MAX_SOURCE_TOKENS = 100  # longer inputs are cut (with a notice): attention maps stay readable
 
@@ -34,7 +34,7 @@ class Source:
         return [word for word, i in zip(self.words, self.ids) if i == UNK_ID]
 
 
-def prepare_source(model: Transformer, pipeline: TextPipeline, text: str) -> Source:
+def prepare_source(model: Seq2Seq, pipeline: TextPipeline, text: str) -> Source:
     """Tokenize English text; raise EmptyInputError if nothing is left; cut over-long input."""
     words = pipeline.source_tokens(text or "")
     if not words:
@@ -51,13 +51,13 @@ def prepare_source(model: Transformer, pipeline: TextPipeline, text: str) -> Sou
     return source
 
 
-def max_steps(model: Transformer, source_len: int) -> int:
+def max_steps(model: Seq2Seq, source_len: int) -> int:
     """Output bound: Chinese runs about 1.4 characters per English word; leave generous room."""
     return min(model.config.max_len, 2 * source_len + 10)
 
 
 @torch.no_grad()
-def greedy_ids(model: Transformer, sources: Sequence[Sequence[int]]) -> list[list[int]]:
+def greedy_ids(model: Seq2Seq, sources: Sequence[Sequence[int]]) -> list[list[int]]:
     """Batched greedy decoding with the KV cache; returns generated ids without <bos>/<eos>."""
     src = pad_batch(sources).to(_device(model))
     encoded = model.encode(src)
@@ -82,7 +82,7 @@ def greedy_ids(model: Transformer, sources: Sequence[Sequence[int]]) -> list[lis
     return out
 
 
-def _device(model: Transformer) -> torch.device:
+def _device(model: Seq2Seq) -> torch.device:
     return next(model.parameters()).device
 
 
@@ -124,7 +124,7 @@ class Trace:
         }
 
 
-def model_info(model: Transformer, pipeline: TextPipeline) -> dict[str, Any]:
+def model_info(model: Seq2Seq, pipeline: TextPipeline) -> dict[str, Any]:
     c = model.config
     return {
         "arch": c.arch,
@@ -141,7 +141,7 @@ def model_info(model: Transformer, pipeline: TextPipeline) -> dict[str, Any]:
 
 @torch.no_grad()
 def trace(
-    model: Transformer,
+    model: Seq2Seq,
     pipeline: TextPipeline,
     text: str,
     forced: Sequence[str] = (),
@@ -158,8 +158,11 @@ def trace(
     device = _device(model)
     vocab = pipeline.tgt_vocab
     src = torch.tensor([source.ids], device=device)
-    encoded = model.encode(src, return_attention=True, embedded=encoder_input(model, src, source_positions))
-    cache: list[LayerCache] = model.new_cache()
+    if source_positions == "normal":
+        encoded = model.encode(src, return_attention=True)
+    else:
+        encoded = model.encode(src, return_attention=True, embedded=encoder_input(model, src, source_positions))
+    cache = model.new_cache()
     decoder_ids = [BOS_ID]
     steps: list[Step] = []
     self_rows: list[Tensor] = []  # per step: (L, H, t+1)
@@ -180,21 +183,27 @@ def trace(
                 is_forced,
             )
         )
-        self_rows.append(torch.stack([w[0, :, 0] for w in self_ws]))
+        if self_ws is not None:  # the GRU model has no self-attention
+            self_rows.append(torch.stack([w[0, :, 0] for w in self_ws]))
         cross_rows.append(torch.stack([w[0, :, 0] for w in cross_ws]))
         if chosen == EOS_ID:
             break
         decoder_ids.append(chosen)
     length = len(steps)
-    decoder = torch.zeros(len(model.decoder_layers), model.config.n_heads, length, length)
+    heads = model.config.n_heads
+    decoder = torch.zeros(len(self_rows[0]) if self_rows else 0, heads, length, length)
     for t, row in enumerate(self_rows):
         decoder[:, :, t, : t + 1] = row.cpu()
+    src_len = len(source.ids)
+    encoder = (
+        torch.stack([w[0] for w in encoded.attention]) if encoded.attention else torch.zeros(0, heads, src_len, src_len)
+    )
     return Trace(
         source=source,
         decoder_tokens=[vocab.itos[i] for i in decoder_ids[:length]],
         translation=output_text(s.token for s in steps),
         steps=steps,
-        encoder=torch.stack([w[0] for w in encoded.attention]).cpu(),
+        encoder=encoder.cpu(),
         decoder=decoder,
         cross=torch.stack(cross_rows, dim=2).cpu(),
         model_info=model_info(model, pipeline),
@@ -206,16 +215,8 @@ def _length_penalty(length: int, alpha: float) -> float:
     return ((5 + length) / 6) ** alpha
 
 
-def _reorder(cache: list[LayerCache], index: Tensor) -> None:
-    for layer in cache:
-        if layer.self_kv is not None:
-            layer.self_kv = (layer.self_kv[0][index], layer.self_kv[1][index])
-        if layer.cross_kv is not None:
-            layer.cross_kv = (layer.cross_kv[0][index], layer.cross_kv[1][index])
-
-
 @torch.no_grad()
-def beam_search_ids(model: Transformer, source_ids: Sequence[int], beam_size: int = 4, alpha: float = 0.6) -> list[int]:
+def beam_search_ids(model: Seq2Seq, source_ids: Sequence[int], beam_size: int = 4, alpha: float = 0.6) -> list[int]:
     """Beam search for one sentence; finished hypotheses are ranked by log-prob / length penalty.
 
     Stops once beam_size hypotheses have ended in <eos>; with beam_size=1 this is greedy decoding.
@@ -250,7 +251,8 @@ def beam_search_ids(model: Transformer, source_ids: Sequence[int], beam_size: in
         if len(finished) >= beam_size or not next_alive:
             break
         alive = next_alive
-        _reorder(cache, torch.tensor(parents, device=device))
+        for layer in cache:
+            layer.reorder(torch.tensor(parents, device=device))
     best = max(finished or [(s / _length_penalty(len(q), alpha), q) for s, q in alive], key=lambda item: item[0])[1]
     return [t for t in best if t != EOS_ID]
 
@@ -262,7 +264,7 @@ class Translation:
 
 
 def translate(
-    model: Transformer, pipeline: TextPipeline, texts: Sequence[str], beam_size: int = 1, batch_size: int = 64
+    model: Seq2Seq, pipeline: TextPipeline, texts: Sequence[str], beam_size: int = 1, batch_size: int = 64
 ) -> list[Translation]:
     """Translate many sentences; empty ones give "" with a notice, never an exception."""
     results: list[Translation | None] = [None] * len(texts)

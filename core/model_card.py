@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from core.architectures import ARCH_NAMES
 from core.checkpoint import FORMAT_NAME, FORMAT_VERSION, LoadedModel
 from core.decoding import translate
 
@@ -29,11 +30,11 @@ def _number(value: Any) -> float | None:
     return None
 
 
-def _text(value: Any) -> str | None:
+def as_text(value: Any) -> str | None:
     return value if isinstance(value, str) else (None if _number(value) is None else f"{value:g}")
 
 
-def _get(data: Any, *path: str) -> Any:
+def get_path(data: Any, *path: str) -> Any:
     for key in path:
         if not isinstance(data, dict):
             return None
@@ -43,37 +44,37 @@ def _get(data: Any, *path: str) -> Any:
 
 def card_facts(card: dict[str, Any]) -> list[tuple[str, str]]:
     """The card's headline fields as (label, text) rows; fields that are absent are left out."""
-    test = _get(card, "test") or {}
+    test = get_path(card, "test") or {}
     rows = [
-        ("Training command", _text(card.get("command"))),
-        ("Data file", _text(_get(card, "data", "file"))),
-        ("Data SHA-256", _text(_get(card, "data", "sha256"))),
-        ("Sentence pairs read", _text(_get(card, "data", "pairs"))),
-        ("Trained on", _text(card.get("date"))),
-        ("Device", _text(card.get("device"))),
-        ("Training minutes", _text(card.get("training_minutes"))),
-        ("Best epoch (dev BLEU)", _text(card.get("best_epoch"))),
-        ("Test BLEU", _text(_get(test, "bleu"))),
-        ("Test chrF", _text(_get(test, "chrf"))),
+        ("Training command", as_text(card.get("command"))),
+        ("Data file", as_text(get_path(card, "data", "file"))),
+        ("Data SHA-256", as_text(get_path(card, "data", "sha256"))),
+        ("Sentence pairs read", as_text(get_path(card, "data", "pairs"))),
+        ("Trained on", as_text(card.get("date"))),
+        ("Device", as_text(card.get("device"))),
+        ("Training minutes", as_text(card.get("training_minutes"))),
+        ("Best epoch (dev BLEU)", as_text(card.get("best_epoch"))),
+        ("Test BLEU", as_text(get_path(test, "bleu"))),
+        ("Test chrF", as_text(get_path(test, "chrf"))),
         ("Test set", _test_set(test)),
     ]
     return [(label, value) for label, value in rows if value is not None]
 
 
 def _test_set(test: Any) -> str | None:
-    sentences, references = _number(_get(test, "sentences")), _number(_get(test, "references"))
+    sentences, references = _number(get_path(test, "sentences")), _number(get_path(test, "references"))
     if sentences is None:
         return None
     refs = f", {references:.0f} references" if references is not None else ""
-    return f"{sentences:.0f} English sentences{refs}, {_text(_get(test, 'decoding')) or 'greedy'} decoding"
+    return f"{sentences:.0f} English sentences{refs}, {as_text(get_path(test, 'decoding')) or 'greedy'} decoding"
 
 
 def split_table(card: dict[str, Any]) -> pd.DataFrame | None:
     """Pairs and English sentences in train / dev / test, if the card has them."""
     rows = []
     for name in ("train", "dev", "test"):
-        pairs = _number(_get(card, "split", name, "pairs"))
-        english = _number(_get(card, "split", name, "english_sentences"))
+        pairs = _number(get_path(card, "split", name, "pairs"))
+        english = _number(get_path(card, "split", name, "english_sentences"))
         if pairs is not None:
             rows.append(
                 {"split": name, "pairs": int(pairs), "English sentences": None if english is None else int(english)}
@@ -107,14 +108,14 @@ class ProbeMap:
 
 def attention_snapshots(card: dict[str, Any]) -> list[tuple[int, list[ProbeMap]]]:
     """(epoch, probe maps) in epoch order; malformed entries are dropped."""
-    probes = _get(card, "attention_snapshots", "probes")
-    epochs = _get(card, "attention_snapshots", "epochs")
+    probes = get_path(card, "attention_snapshots", "probes")
+    epochs = get_path(card, "attention_snapshots", "epochs")
     if not isinstance(probes, list) or not isinstance(epochs, list):
         return []
     out = []
     for entry in epochs:
-        epoch = _number(_get(entry, "epoch"))
-        items = _get(entry, "probes")
+        epoch = _number(get_path(entry, "epoch"))
+        items = get_path(entry, "probes")
         if epoch is None or not isinstance(items, list):
             continue
         maps = [m for m in (_probe_map(s, item) for s, item in zip(probes, items)) if m is not None]
@@ -124,7 +125,11 @@ def attention_snapshots(card: dict[str, Any]) -> list[tuple[int, list[ProbeMap]]
 
 
 def _probe_map(sentence: Any, item: Any) -> ProbeMap | None:
-    sources, decoders, cross = _get(item, "source_tokens"), _get(item, "decoder_tokens"), _get(item, "cross")
+    sources, decoders, cross = (
+        get_path(item, "source_tokens"),
+        get_path(item, "decoder_tokens"),
+        get_path(item, "cross"),
+    )
     if not (isinstance(sentence, str) and _strings(sources) and _strings(decoders) and isinstance(cross, list)):
         return None
     try:
@@ -140,15 +145,48 @@ def _strings(value: Any) -> bool:
     return isinstance(value, list) and bool(value) and all(isinstance(v, str) for v in value)
 
 
+def test_scores(card: dict[str, Any]) -> str | None:
+    """'Test BLEU … · chrF …' from a card, or None."""
+    bleu, chrf = as_text(get_path(card, "test", "bleu")), as_text(get_path(card, "test", "chrf"))
+    if bleu is None:
+        return None
+    sentences = as_text(get_path(card, "test", "sentences")) or "?"
+    return f"Test BLEU {bleu} · chrF {chrf or '?'} (greedy, {sentences} sentences)."
+
+
+def summary(loaded: LoadedModel) -> str:
+    """One line on what the model is."""
+    c = loaded.config
+    shape = (
+        f"d_model {c.d_model}, {c.n_heads} heads, {c.n_enc_layers}+{c.n_dec_layers} layers"
+        if c.arch == "transformer"
+        else f"width {c.d_model}, {c.n_enc_layers}+{c.n_dec_layers} GRU layers"
+    )
+    return (
+        f"{ARCH_NAMES[c.arch]}, {shape}, {loaded.parameter_count:,} parameters, "
+        f"target units: {loaded.pipeline.zh_tokenizer}."
+    )
+
+
 def config_rows(loaded: LoadedModel) -> list[tuple[str, str]]:
     c = loaded.config
+    if c.arch == "transformer":
+        shape = [
+            ("d_model", str(c.d_model)),
+            ("Attention heads", f"{c.n_heads} (d_k = {c.head_dim})"),
+            ("Layers (encoder + decoder)", f"{c.n_enc_layers} + {c.n_dec_layers}"),
+            ("Feed-forward width", str(c.d_ff)),
+            ("Layer norm", "pre-LN" if c.norm_first else "post-LN (as in the paper)"),
+        ]
+    else:
+        shape = [
+            ("Width (embedding, GRU state)", f"{c.d_model} (encoder: {c.d_model // 2} per direction)"),
+            ("GRU layers (encoder + decoder)", f"{c.n_enc_layers} + {c.n_dec_layers}"),
+            ("Attention", "additive (Bahdanau): vᵀ tanh(W_s s + W_h h)"),
+        ]
     return [
-        ("Architecture", c.arch),
-        ("d_model", str(c.d_model)),
-        ("Attention heads", f"{c.n_heads} (d_k = {c.head_dim})"),
-        ("Layers (encoder + decoder)", f"{c.n_enc_layers} + {c.n_dec_layers}"),
-        ("Feed-forward width", str(c.d_ff)),
-        ("Layer norm", "pre-LN" if c.norm_first else "post-LN (as in the paper)"),
+        ("Architecture", ARCH_NAMES[c.arch]),
+        *shape,
         ("Vocabulary (English / Chinese)", f"{c.src_vocab_size:,} / {c.tgt_vocab_size:,}"),
         ("Chinese target units", loaded.pipeline.zh_tokenizer),
         ("Longest sequence", str(c.max_len)),

@@ -26,13 +26,13 @@ import torch
 from torch import nn
 from tqdm import tqdm
 
+from core.architectures import Seq2Seq, build_model
 from core.checkpoint import save_checkpoint
-from core.config import ZH_TOKENIZERS, ModelConfig, TrainConfig
+from core.config import ARCHS, ZH_TOKENIZERS, ModelConfig, TrainConfig
 from core.data import Pair, bucket_batches, file_sha256, group_references, iterate_batches, read_pairs, split_by_english
 from core.decoding import trace, translate
 from core.evaluate import score
 from core.text import PAD_ID, TextPipeline
-from core.transformer import Transformer
 from core.vocab_build import build_pipeline
 
 PROBE_SENTENCES = ("I like to read books.", "Tom is taller than Mary.", "Where is the train station?")
@@ -69,7 +69,7 @@ class Trainer:
 
     def __init__(
         self,
-        model: Transformer,
+        model: Seq2Seq,
         pipeline: TextPipeline,
         config: TrainConfig,
         train_examples: list[Example],
@@ -235,7 +235,7 @@ class Trainer:
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="python -m core.train", description="Train the English->Chinese Transformer.")
+    parser = argparse.ArgumentParser(prog="python -m core.train", description="Train an English->Chinese model.")
     parser.add_argument("--data", required=True, help="tab-separated English/Chinese pairs (cmn.txt format)")
     parser.add_argument("--out", required=True, help="checkpoint to write (.safetensors, or .pt)")
     parser.add_argument("--device", default="auto", help="auto (CUDA when present), cpu, cuda, ...")
@@ -245,6 +245,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--full-precision", action="store_true", help="store float32 tensors (default float16, half the size)"
+    )
+    parser.add_argument(
+        "--arch",
+        choices=ARCHS,
+        default="transformer",
+        help="transformer, or rnn: GRU encoder-decoder with Bahdanau attention (--n-heads is then 1)",
     )
     model_defaults = ModelConfig(0, 0)
     for name in ("d_model", "n_heads", "n_enc_layers", "n_dec_layers", "d_ff", "max_len"):
@@ -295,7 +301,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         src_vocab_size=len(pipeline.src_vocab),
         tgt_vocab_size=len(pipeline.tgt_vocab),
         d_model=args.d_model,
-        n_heads=args.n_heads,
+        n_heads=1 if args.arch == "rnn" else args.n_heads,
         n_enc_layers=args.n_enc_layers,
         n_dec_layers=args.n_dec_layers,
         d_ff=args.d_ff,
@@ -303,8 +309,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         max_len=args.max_len,
         norm_first=args.pre_ln,
         tie_embeddings=not args.no_tie,
+        arch=args.arch,
     )
-    trainer = Trainer(Transformer(model_config), pipeline, train_config, train_examples, split.dev, device)
+    trainer = Trainer(build_model(model_config), pipeline, train_config, train_examples, split.dev, device)
     out = Path(args.out)
     state_path = out.with_name(out.name + ".state.pt")
     if args.resume:
@@ -335,7 +342,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     half = not args.full_precision
 
     def write(weights: dict[str, torch.Tensor] | None = None, **extra: Any) -> None:
-        model = Transformer(model_config)
+        model = build_model(model_config)
         model.load_state_dict(weights if weights is not None else trainer.model.state_dict())
         full_card = {
             **card,

@@ -45,6 +45,13 @@ class LayerCache:
     self_kv: tuple[Tensor, Tensor] | None = None
     cross_kv: tuple[Tensor, Tensor] | None = None
 
+    def reorder(self, index: Tensor) -> None:
+        """Follow beam search's choice of parent hypotheses."""
+        if self.self_kv is not None:
+            self.self_kv = (self.self_kv[0][index], self.self_kv[1][index])
+        if self.cross_kv is not None:
+            self.cross_kv = (self.cross_kv[0][index], self.cross_kv[1][index])
+
 
 class EncoderLayer(nn.Module):
     def __init__(self, config: ModelConfig):

@@ -11,17 +11,24 @@ page = common.start_page("Attention, head by head")
 large, loaded, trace = page.large, page.loaded, page.trace
 st.caption(f"Translation: {trace.translation}")
 
+kinds = [views.KINDS[kind] for kind in views.KINDS if views.layer_stack(trace, kind).shape[0]]
+if st.session_state.get("kind") not in (None, *kinds):
+    del st.session_state["kind"]  # e.g. a link to encoder attention, opened with the GRU model
+if len(kinds) < len(views.KINDS):
+    st.info(
+        "This GRU model has one attention, from the decoder to the source (Bahdanau's additive attention): "
+        "no self-attention, no heads, no layers of attention."
+    )
 label = st.segmented_control(
     "Attention",
-    list(views.KINDS.values()),
+    kinds,
     default=views.KINDS["cross"],
     key="kind",
     bind="query-params",
     required=True,
 )
 kind = views.KIND_BY_LABEL[label]
-n_layers = loaded.config.n_enc_layers if kind == "encoder" else loaded.config.n_dec_layers
-layer, head = common.layer_head_pickers(n_layers, loaded.config.n_heads)
+layer, head = common.layer_head_pickers(*views.layer_stack(trace, kind).shape[:2])
 chinese_axes = {"encoder": (False, False), "decoder": (True, True), "cross": (True, False)}[kind]
 group = False
 if loaded.pipeline.zh_tokenizer == "char" and any(chinese_axes):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import mask_lab
+from core import mask_lab, model_card
 from core.checkpoint import LoadedModel
 from core.decoding import EmptyInputError, Trace, trace, translate
 from core.paths import ROOT
@@ -118,18 +118,20 @@ def page_setup() -> bool:
             " { font-size: 1.2rem !important; }</style>"
         )
     loaded, _ = active_model()
-    config = loaded.config
-    st.sidebar.caption(
-        f"Model: {active_label()} (choose on the Models page). Transformer, d_model {config.d_model}, {config.n_heads} heads, "
-        f"{config.n_enc_layers}+{config.n_dec_layers} layers, {loaded.parameter_count:,} parameters, "
-        f"target units: {loaded.pipeline.zh_tokenizer}."
-    )
-    test = loaded.card.get("test", {})
-    if "bleu" in test:
-        st.sidebar.caption(
-            f"Test BLEU {test['bleu']} · chrF {test['chrf']} (greedy, {test.get('sentences', '?')} sentences)."
-        )
+    st.sidebar.caption(f"Model: {active_label()} (choose on the Models page). {model_card.summary(loaded)}")
+    if scores := model_card.test_scores(loaded.card):
+        st.sidebar.caption(scores)
     return large
+
+
+def transformer_only(loaded: LoadedModel, what: str) -> None:
+    """Stop a page that has nothing to show for the GRU model, saying why."""
+    if loaded.config.arch != "transformer":
+        st.info(
+            f"The active model is a GRU with Bahdanau attention: it has no {what}. "
+            "Choose a Transformer on the Models page, or compare the two on the Compare page."
+        )
+        st.stop()
 
 
 def styled(figure: go.Figure, large: bool) -> go.Figure:

@@ -10,6 +10,9 @@ from pages import common
 
 page = common.start_page("Masks")
 large, loaded, model_key, trace = page.large, page.loaded, page.model_key, page.trace
+common.transformer_only(
+    loaded, "padding-and-causal masks of multi-head attention (its additive attention masks only source padding)"
+)
 
 st.header("A real batch")
 default_partner = mask_lab.partner_sentence(len(trace.source.ids))

@@ -128,9 +128,7 @@ if snapshots:
         )
 
 st.header("Compare two models")
-if len(models) < 2:
-    st.info("Upload a checkpoint above to compare it with the shipped model on the same sentence.")
-    st.stop()
+st.caption("The Compare page sets the Transformer's attention beside the GRU's, on one colour scale.")
 left, right = st.columns(2)
 first = left.selectbox("Model A", labels, index=0, key="compare_a")
 second = right.selectbox("Model B", labels, index=len(labels) - 1, key="compare_b")

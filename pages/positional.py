@@ -10,6 +10,7 @@ from pages import common
 
 large = common.page_setup()
 loaded, model_key = common.active_model()
+common.transformer_only(loaded, "positional encoding (a GRU reads the words in order)")
 d_model, max_len = loaded.config.d_model, loaded.config.max_len
 st.title("Positional encoding")
 st.markdown(

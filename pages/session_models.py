@@ -11,9 +11,11 @@ import streamlit as st
 
 from core.checkpoint import CheckpointError, LoadedModel, load_checkpoint
 from core.model_card import IntakeReport, intake_report
-from core.paths import DEFAULT_CHECKPOINT
+from core.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
 
-SHIPPED = f"Shipped model ({DEFAULT_CHECKPOINT.name})"
+SHIPPED = f"Shipped Transformer ({DEFAULT_CHECKPOINT.name})"
+SHIPPED_GRU = f"Shipped GRU + Bahdanau attention ({GRU_CHECKPOINT.name})"
+SHIPPED_FILES = {SHIPPED: DEFAULT_CHECKPOINT, SHIPPED_GRU: GRU_CHECKPOINT}
 ACTIVE_KEY = "model"  # session state: label of the active model
 UPLOADS_KEY = "uploads"  # session state: label -> Upload
 UPLOADER_KEY = "upload_file"
@@ -35,9 +37,9 @@ class Upload:
 
 
 @st.cache_resource(show_spinner="Loading the model…")
-def shipped_model() -> LoadedModel:
+def shipped_model(path: str = str(DEFAULT_CHECKPOINT)) -> LoadedModel:
     """Loaded once per process and shared by every session: never modified (eval mode, no grads)."""
-    return load_checkpoint(DEFAULT_CHECKPOINT)
+    return load_checkpoint(path)
 
 
 def uploads() -> dict[str, Upload]:
@@ -46,14 +48,14 @@ def uploads() -> dict[str, Upload]:
 
 def available() -> dict[str, tuple[LoadedModel, str]]:
     """label -> (model, cache key) for every model this session may use."""
-    models = {SHIPPED: (shipped_model(), f"shipped:{DEFAULT_CHECKPOINT.name}")}
+    models = {label: (shipped_model(str(path)), f"shipped:{path.name}") for label, path in SHIPPED_FILES.items()}
     models.update({label: (u.loaded, u.cache_key) for label, u in uploads().items()})
     return models
 
 
 def active_label() -> str:
     label = st.session_state.get(ACTIVE_KEY, SHIPPED)
-    return label if label in uploads() else SHIPPED
+    return label if label in SHIPPED_FILES or label in uploads() else SHIPPED
 
 
 def active_model() -> tuple[LoadedModel, str]:

@@ -82,7 +82,7 @@ def render_step(trace: Trace) -> None:
             key="topk_chart",
         )
     with right:
-        layer, head = common.layer_head_pickers(loaded.config.n_dec_layers, loaded.config.n_heads)
+        layer, head = common.layer_head_pickers(*trace.cross.shape[:2])
         cross = views.select(trace, "cross", layer, head)
         st.plotly_chart(
             common.styled(
@@ -96,19 +96,22 @@ def render_step(trace: Trace) -> None:
             ),
             key="cross_chart",
         )
-    self_view = views.select(trace, "decoder", layer, head)
-    st.plotly_chart(
-        common.styled(
-            figures.attention_bars(
-                self_view.matrix[index, : index + 1],
-                self_view.key_tokens[: index + 1],
-                "Masked self-attention over the tokens so far",
-                "decoder token",
+    if trace.decoder.shape[0]:
+        self_view = views.select(trace, "decoder", layer, head)
+        st.plotly_chart(
+            common.styled(
+                figures.attention_bars(
+                    self_view.matrix[index, : index + 1],
+                    self_view.key_tokens[: index + 1],
+                    "Masked self-attention over the tokens so far",
+                    "decoder token",
+                ),
+                large,
             ),
-            large,
-        ),
-        key="self_chart",
-    )
+            key="self_chart",
+        )
+    else:
+        st.caption("This GRU model has no self-attention: its recurrent state carries the tokens so far.")
     render_branch(trace, index)
     st.download_button(
         "Download this step's cross-attention (CSV)",

@@ -14,7 +14,7 @@ from streamlit.testing.v1 import AppTest
 
 from core.checkpoint import load_checkpoint, save_checkpoint
 from core.paths import ROOT
-from pages.session_models import MAX_SESSION_UPLOADS, SHIPPED
+from pages.session_models import MAX_SESSION_UPLOADS, SHIPPED, SHIPPED_GRU
 
 APP = str(ROOT / "app.py")
 
@@ -104,7 +104,7 @@ def test_masks_page_batches_two_sentences_and_runs_the_pipeline():
 
 def test_models_page_shows_the_shipped_card_curves_and_attention_evolution():
     at = open_page("models")
-    assert at.radio(key="model").value == SHIPPED and "Shipped model" in sidebar_model(at)
+    assert at.radio(key="model").value == SHIPPED and "Shipped Transformer" in sidebar_model(at)
     assert at.code[0].value.startswith("python -m core.train --data")
     curves = spec(at, "curves")
     assert {t["name"] for t in curves["data"]} == {"train loss", "dev loss", "dev BLEU", "dev chrF"}
@@ -113,7 +113,7 @@ def test_models_page_shows_the_shipped_card_curves_and_attention_evolution():
     evolution = spec(at, "evolution")
     assert evolution["layout"]["title"]["text"].startswith("epoch 1:")
     assert evolution["layout"]["xaxis"]["ticktext"] == ["i", "like", "to", "read", "books", ".", "<eos>"]
-    assert at.info and "Upload a checkpoint" in at.info[-1].value
+    assert [c.value for c in at.caption if c.value.startswith("Shipped")] == [SHIPPED, SHIPPED_GRU]  # compared
 
 
 def test_a_good_upload_becomes_this_sessions_model_on_every_page(memorised_file):
@@ -155,7 +155,7 @@ def test_each_session_keeps_at_most_two_uploads(memorised_file, trained_checkpoi
     for name, data in files:
         upload(at, name, data)
     options = at.radio(key="model").options
-    assert len(options) == 1 + MAX_SESSION_UPLOADS and not any(o.startswith("one.") for o in options)
+    assert len(options) == 2 + MAX_SESSION_UPLOADS and not any(o.startswith("one.") for o in options)
     assert at.radio(key="model").value.startswith("three.pt")
 
 
@@ -191,10 +191,10 @@ def test_bad_uploads_say_why_and_change_nothing(tmp_path):
     for name, data, message in bad_files(DEFAULT_CHECKPOINT.read_bytes()):
         upload(at, name, data)
         assert at.error and message in at.error[0].value and name in at.error[0].value, (name, at.error)
-        assert at.radio(key="model").value == SHIPPED and at.radio(key="model").options == [SHIPPED]
+        assert at.radio(key="model").value == SHIPPED and at.radio(key="model").options == [SHIPPED, SHIPPED_GRU]
     assert not Path("/tmp/translucent-pwned").exists()
     at.switch_page("pages/translate.py").run()
-    assert at.session_state["text"] == "Where is the train station?" and "Shipped model" in sidebar_model(at)
+    assert at.session_state["text"] == "Where is the train station?" and "Shipped Transformer" in sidebar_model(at)
 
 
 def test_an_upload_in_one_session_never_reaches_another(memorised_file):
@@ -203,7 +203,7 @@ def test_an_upload_in_one_session_never_reaches_another(memorised_file):
     upload(alice, "alice.safetensors", memorised_file.read_bytes())
     assert alice.radio(key="model").value.startswith("alice.safetensors")
     bob.run()
-    assert bob.radio(key="model").options == [SHIPPED] and "Shipped model" in sidebar_model(bob)
+    assert bob.radio(key="model").options == [SHIPPED, SHIPPED_GRU] and "Shipped Transformer" in sidebar_model(bob)
     bob.switch_page("pages/translate.py").run()
     assert "我喜欢" in " ".join(h.proto.body for h in bob.get("html"))  # the shipped model translates
     alice.switch_page("pages/translate.py").run()

@@ -89,5 +89,5 @@ def test_upload_a_checkpoint_through_the_file_input_and_visit_every_page(trained
         other = chromium.new_context().new_page()  # another person: a separate session
         other.goto(f"{url}/translate?text=Tom+likes+tea.")
         wait_for_app(other, charts=3)
-        assert "Model: Shipped model" in other.locator("[data-testid='stSidebar']").inner_text()
+        assert "Model: Shipped Transformer" in other.locator("[data-testid='stSidebar']").inner_text()
         assert_no_errors(other)

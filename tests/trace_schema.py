@@ -6,15 +6,6 @@ from __future__ import annotations
 import math
 
 
-def _shape(nested, depth: int) -> list[int]:
-    dims = []
-    for _ in range(depth):
-        assert isinstance(nested, list)
-        dims.append(len(nested))
-        nested = nested[0] if nested else []
-    return dims
-
-
 def _rows(nested):
     for layer in nested:
         for head in layer:
@@ -35,10 +26,12 @@ def validate_trace(data: dict) -> None:
     enc_layers, dec_layers = model["n_layers"]
     heads = model["n_heads"]
     attention = data["attention"]
-    assert _shape(attention["encoder"], 4)[:2] == [enc_layers, heads]
+    if model["arch"] == "rnn":  # GRU + Bahdanau: one additive cross-attention, no self-attention
+        assert heads == 1 and attention["encoder"] == [] and attention["decoder"] == []
+        enc_layers, dec_layers = 0, 1
     for name, layers, rows, cols in (
         ("encoder", enc_layers, S, S),
-        ("decoder", dec_layers, T, T),
+        ("decoder", dec_layers if model["arch"] != "rnn" else 0, T, T),
         ("cross", dec_layers, T, S),
     ):
         maps = attention[name]
