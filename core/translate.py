@@ -22,17 +22,21 @@ from core.paths import DEFAULT_CHECKPOINT
 def empty_trace(loaded: LoadedModel, text: str) -> dict[str, Any]:
     """A schema-valid trace with no tokens, for a line with nothing to translate."""
     layers = lambda n: [[[] for _ in range(loaded.config.n_heads)] for _ in range(n)]  # noqa: E731
+    if loaded.config.arch == "rnn":  # one additive cross-attention, no self-attention
+        attention = {"encoder": [], "decoder": [], "cross": layers(1)}
+    else:
+        attention = {
+            "encoder": layers(loaded.config.n_enc_layers),
+            "decoder": layers(loaded.config.n_dec_layers),
+            "cross": layers(loaded.config.n_dec_layers),
+        }
     return {
         "source": text,
         "source_tokens": [],
         "decoder_tokens": [],
         "translation": "",
         "steps": [],
-        "attention": {
-            "encoder": layers(loaded.config.n_enc_layers),
-            "decoder": layers(loaded.config.n_dec_layers),
-            "cross": layers(loaded.config.n_dec_layers),
-        },
+        "attention": attention,
         "model": model_info(loaded.model, loaded.pipeline),
     }
 

@@ -208,3 +208,49 @@ def test_an_upload_in_one_session_never_reaches_another(memorised_file):
     assert "我喜欢" in " ".join(h.proto.body for h in bob.get("html"))  # the shipped model translates
     alice.switch_page("pages/translate.py").run()
     assert "alice.safetensors" in sidebar_model(alice)
+
+
+@pytest.fixture(scope="module")
+def gru_file(tmp_path_factory) -> Path:
+    """A tiny, untrained GRU + Bahdanau checkpoint: enough to prove uploads of that kind work."""
+    from core.architectures import build_model
+    from core.config import ModelConfig
+    from core.vocab_build import build_pipeline
+    from tests.fixtures import synthetic_pairs
+
+    torch.manual_seed(0)
+    pipeline = build_pipeline(synthetic_pairs(), "char", min_freq=1)
+    config = ModelConfig(len(pipeline.src_vocab), len(pipeline.tgt_vocab), d_model=16, n_heads=1, arch="rnn")
+    path = tmp_path_factory.mktemp("gru") / "tiny-gru.safetensors"
+    return save_checkpoint(path, build_model(config).eval(), pipeline)
+
+
+def test_compare_page_sets_both_alignments_side_by_side_on_one_scale():
+    at = open_page("compare", text="Tom is taller than Mary.")
+    transformer, rnn = spec(at, "alignment_transformer"), spec(at, "alignment_rnn")
+    source = ["tom", "is", "taller", "than", "mary", ".", "<eos>"]
+    for figure in (transformer, rnn):
+        assert figure["layout"]["xaxis"]["ticktext"] == source and figure["data"][0]["zmax"] == 1.0
+        assert all(abs(sum(row) - 1) < 1e-4 for row in figure["data"][0]["z"])
+    assert rnn["layout"]["yaxis"]["ticktext"][0] == "<bos>" and "Bahdanau" in rnn["layout"]["title"]["text"]
+    table = at.dataframe[0].value
+    assert list(table.index) == [
+        "architecture", "parameters", "training time", "test BLEU", "test chrF", "greedy decoding, this sentence"
+    ]  # fmt: skip
+    assert table.iloc[0].tolist() == ["Transformer", "GRU + Bahdanau attention"]
+    at.selectbox(key="head").set_value("2").run()
+    assert "head 2" in spec(at, "alignment_transformer")["layout"]["title"]["text"] and not at.exception
+
+
+def test_a_gru_upload_works_and_pages_say_what_does_not_apply(gru_file):
+    at = open_page("models")
+    upload(at, "tiny-gru.safetensors", gru_file.read_bytes())
+    assert not at.error and "GRU + Bahdanau attention" in sidebar_model(at)
+    at.switch_page("pages/attention.py").run()
+    assert not at.exception and at.info and "one attention" in at.info[0].value
+    assert at.get("button_group")[0].proto.options[0].content == "cross-attention"
+    for page in ("positional", "masks"):
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception and "GRU" in at.info[-1].value
+    at.switch_page("pages/translate.py").run()
+    assert not at.exception and any("no self-attention" in c.value for c in at.caption)

@@ -64,7 +64,12 @@ def test_upload_a_checkpoint_through_the_file_input_and_visit_every_page(trained
     model, pipeline = trained_tiny
     checkpoint = save_checkpoint(tmp_path / "memorised.safetensors", model, pipeline)
     with running_app() as url, browser() as chromium:
-        for name, title, charts in (("positions", "Positional encoding", 8), ("masks", "Masks", 7)):
+        pages = (
+            ("positions", "Positional encoding", 8),
+            ("masks", "Masks", 7),
+            ("compare", "Transformer vs. GRU with Bahdanau attention", 2),
+        )
+        for name, title, charts in pages:
             page = chromium.new_page(viewport={"width": 1400, "height": 1800})
             page.goto(f"{url}/{name}?text=Tom+is+taller+than+Mary.")
             wait_for_app(page, charts=charts)

@@ -124,3 +124,24 @@ def test_an_rnn_config_needs_one_head_and_an_even_width():
         ModelConfig(10, 10, d_model=32, n_heads=4, arch="rnn").validate()
     with pytest.raises(ValueError, match="arch="):
         ModelConfig(10, 10, arch="lstm").validate()
+
+
+def test_translate_cli_traces_the_gru_including_empty_lines(gru, tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    model, pipeline, _ = gru
+    path = save_checkpoint(tmp_path / "gru.safetensors", model, pipeline)
+    result = subprocess.run(
+        [sys.executable, "-m", "core.translate", "--checkpoint", str(path), "--trace"],
+        input="Tom likes tea.\n\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    lines = [json.loads(line) for line in result.stdout.splitlines()]
+    assert len(lines) == 2 and lines[0]["translation"] == "汤姆喜欢茶。"
+    for line in lines:
+        validate_trace(line)
