@@ -142,6 +142,6 @@ for label in (first, second):
     results.append((label, trace))
 common.side_by_side(large, *((label, trace.translation) for label, trace in results))
 rows = {label: dict(model_card.config_rows(models[label][0])) for label in (first, second)}
-comparison = pd.DataFrame(rows)
+comparison = pd.DataFrame(rows).fillna("does not apply")
 comparison.columns = ["A", "B"]
 st.dataframe(comparison, width="stretch")

@@ -16,7 +16,8 @@ PAGES = {
     "attention": (3, 2600),
     "positions": (8, 4600),
     "masks": (7, 4000),
-    "models": (2, 2600),
+    "models": (2, 3000),
+    "compare": (2, 2000),
 }
 
 
