@@ -36,6 +36,6 @@ def comparison_table(models: dict[str, LoadedModel], timings_ms: dict[str, float
             "training time": f"{minutes} min on {as_text(card.get('device')) or '?'}" if minutes else "not in its card",
             "test BLEU": as_text(get_path(card, "test", "bleu")) or "not in its card",
             "test chrF": as_text(get_path(card, "test", "chrf")) or "not in its card",
-            "greedy decoding, this sentence": f"{timings_ms[label]:.0f} ms (median of 5, now)",
+            "greedy decoding, this sentence": f"{timings_ms[label]:.0f} ms (median of 5)",
         }
     return pd.DataFrame(columns)

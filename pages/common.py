@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import plotly.graph_objects as go
 import streamlit as st
 
-from core import mask_lab, model_card
+from core import compare, mask_lab, model_card
 from core.checkpoint import LoadedModel
 from core.decoding import EmptyInputError, Trace, trace, translate
 from core.paths import ROOT
@@ -91,6 +91,12 @@ def cached_score_pipeline(
 ) -> mask_lab.ScorePipeline:
     batch = _mask_batch(_loaded, model_key, sentences)
     return mask_lab.score_pipeline(_loaded.model, batch, kind, layer, head, row)
+
+
+@st.cache_data(max_entries=256, show_spinner="Timing the model…")
+def cached_decoding_ms(_loaded: LoadedModel, model_key: str, text: str) -> float:
+    """Measured once per model and sentence, not on every rerun (a layer or head change)."""
+    return compare.decoding_ms(_loaded, text)
 
 
 @st.cache_data(max_entries=512, show_spinner=False)

@@ -53,6 +53,9 @@ st.caption(
 
 st.header("In numbers")
 chosen = {label: models[label][0] for label in (transformer_label, rnn_label)}
-timings = {label: compare.decoding_ms(loaded, text) for label, loaded in chosen.items()}
+timings = {label: common.cached_decoding_ms(*models[label], text) for label in chosen}
 st.dataframe(compare.comparison_table(chosen, timings), width="stretch")
-st.caption("Scores and training time come from each checkpoint's card; decoding time is measured on this sentence now.")
+st.caption(
+    "Scores and training time come from each checkpoint's card; decoding time is measured on this sentence "
+    "the first time it is shown here."
+)

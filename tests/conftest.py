@@ -29,3 +29,15 @@ def trained_checkpoint(tmp_path_factory):
     out = folder / "tiny-trained.safetensors"
     assert main(["--data", str(data), "--out", str(out), *TRAIN_ARGS.split()]) == 0
     return out
+
+
+@pytest.fixture
+def fresh_streamlit_caches():
+    """AppTest runs share the process's Streamlit caches: start and end each app test empty."""
+    import streamlit as st
+
+    st.cache_resource.clear()
+    st.cache_data.clear()
+    yield
+    st.cache_resource.clear()
+    st.cache_data.clear()

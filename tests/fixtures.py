@@ -8,11 +8,11 @@ from pathlib import Path
 
 import torch
 
+from core.architectures import Seq2Seq, build_model
 from core.config import ModelConfig, TrainConfig
 from core.data import Pair, iterate_batches
 from core.text import PAD_ID, TextPipeline
 from core.train import encode_pairs
-from core.transformer import Transformer
 from core.vocab_build import build_pipeline
 
 REAL_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cmn.txt"
@@ -57,13 +57,16 @@ def tiny_config(pipeline: TextPipeline, **overrides) -> ModelConfig:
     return ModelConfig(len(pipeline.src_vocab), len(pipeline.tgt_vocab), **settings)
 
 
-def train_tiny(pairs: list[Pair], steps: int = 300, seed: int = 0, **overrides) -> tuple[Transformer, TextPipeline]:
-    """Fit a tiny model to `pairs` (memorisation) with plain Adam; a few seconds on CPU."""
+def train_tiny(
+    pairs: list[Pair], steps: int = 300, seed: int = 0, lr: float = 3e-3, **overrides
+) -> tuple[Seq2Seq, TextPipeline]:
+    """Fit a tiny model to `pairs` (memorisation) with plain Adam; a few seconds on CPU.
+    `overrides` go to the config (arch="rnn" gives the GRU model)."""
     torch.manual_seed(seed)
     pipeline = build_pipeline(pairs, "char", min_freq=1)
-    model = Transformer(tiny_config(pipeline, **overrides))
+    model = build_model(tiny_config(pipeline, **overrides))
     examples, _ = encode_pairs(pairs, pipeline, TrainConfig())
-    optimizer = torch.optim.Adam(model.parameters(), lr=3e-3)
+    optimizer = torch.optim.Adam(model.parameters(), lr=lr)
     criterion = torch.nn.CrossEntropyLoss(ignore_index=PAD_ID)
     rng = random.Random(seed)
     model.train()

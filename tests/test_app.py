@@ -3,7 +3,6 @@
 import json
 
 import pytest
-import streamlit as st
 from streamlit.testing.v1 import AppTest
 
 from core.paths import ROOT
@@ -11,13 +10,7 @@ from core.paths import ROOT
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
 
 
 def run_app(page: str = "translate", **query) -> AppTest:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pytest
 import safetensors.torch
-import streamlit as st
 import torch
 from streamlit.testing.v1 import AppTest
 
@@ -19,13 +18,7 @@ from pages.session_models import MAX_SESSION_UPLOADS, SHIPPED, SHIPPED_GRU
 APP = str(ROOT / "app.py")
 
 
-@pytest.fixture(autouse=True)
-def fresh_caches():
-    st.cache_resource.clear()
-    st.cache_data.clear()
-    yield
-    st.cache_resource.clear()
-    st.cache_data.clear()
+pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
 
 
 def open_page(page: str, **query) -> AppTest:

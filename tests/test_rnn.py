@@ -2,22 +2,17 @@
 decoding, traces and checkpoints, through the same code paths as the Transformer."""
 
 import math
-import random
 
 import pytest
 import torch
 
-from core.architectures import build_model
 from core.attention import AdditiveAttention
 from core.checkpoint import load_checkpoint, save_checkpoint
-from core.config import ModelConfig, TrainConfig
-from core.data import iterate_batches
+from core.config import ModelConfig
 from core.decoding import greedy_ids, trace, translate
 from core.rnn import BahdanauSeq2Seq
 from core.text import PAD_ID
-from core.train import encode_pairs
-from core.vocab_build import build_pipeline
-from tests.fixtures import synthetic_pairs
+from tests.fixtures import synthetic_pairs, train_tiny
 from tests.trace_schema import validate_trace
 
 
@@ -51,27 +46,10 @@ def test_additive_attention_rows_sum_to_one_padding_gets_zero_and_empty_rows_no_
 @pytest.fixture(scope="module")
 def gru():
     """A tiny GRU model fitted to the 72 synthetic pairs."""
-    torch.manual_seed(0)
     pairs = synthetic_pairs()
-    pipeline = build_pipeline(pairs, "char", min_freq=1)
-    config = ModelConfig(len(pipeline.src_vocab), len(pipeline.tgt_vocab), d_model=32, n_heads=1, n_enc_layers=2,
-                         n_dec_layers=1, dropout=0.0, max_len=64, arch="rnn")  # fmt: skip
-    model = build_model(config)
+    model, pipeline = train_tiny(pairs, steps=300, lr=1e-2, n_heads=1, n_enc_layers=2, n_dec_layers=1, arch="rnn")
     assert isinstance(model, BahdanauSeq2Seq)
-    examples, _ = encode_pairs(pairs, pipeline, TrainConfig())
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-2)
-    criterion = torch.nn.CrossEntropyLoss(ignore_index=PAD_ID)
-    rng, step = random.Random(0), 0
-    model.train()
-    while step < 300:
-        for src, tgt in iterate_batches(examples, 400, rng):
-            logits = model(src, tgt[:, :-1]).logits
-            loss = criterion(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
-            optimizer.zero_grad()
-            loss.backward()
-            optimizer.step()
-            step += 1
-    return model.eval(), pipeline, pairs
+    return model, pipeline, pairs
 
 
 def test_the_gru_model_learns_the_tiny_task(gru):
