@@ -41,3 +41,37 @@ def fresh_streamlit_caches():
     yield
     st.cache_resource.clear()
     st.cache_data.clear()
+
+
+def pytest_addoption(parser):
+    parser.addoption(
+        "--full",
+        action="store_true",
+        help="run the reliability suites (fuzz, concurrency, soak) at full size instead of the CI size",
+    )
+
+
+@pytest.fixture(scope="session")
+def full_size(request) -> bool:
+    return bool(request.config.getoption("--full"))
+
+
+RELIABILITY_RESULTS: list[str] = []
+
+
+@pytest.fixture(scope="session")
+def report_result():
+    """report_result("text fuzz", "1000 inputs, 0 exceptions, p90 41 ms"): printed in pytest's summary,
+    so a run with --full gives the numbers the README quotes."""
+
+    def report(suite: str, summary: str) -> None:
+        RELIABILITY_RESULTS.append(f"{suite}: {summary}")
+
+    return report
+
+
+def pytest_terminal_summary(terminalreporter):
+    if RELIABILITY_RESULTS:
+        terminalreporter.section("reliability results")
+        for line in RELIABILITY_RESULTS:
+            terminalreporter.write_line(line)
