@@ -5,6 +5,7 @@ python -m core.train --data ../shared/data/cmn.txt --out model.safetensors [opti
 Each epoch reports dev loss and dev BLEU, keeps the best checkpoint (by dev BLEU), snapshots the
 cross-attention of a few probe sentences into the card, and saves a resume state next to --out.
 Ctrl-C stops cleanly: the best checkpoint so far stays usable, and --resume continues.
+Data-parallel on N processes: torchrun --nproc_per_node N -m core.train ... (core/distributed.py).
 """
 
 from __future__ import annotations
@@ -19,11 +20,13 @@ from collections import defaultdict
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from datetime import datetime, timezone
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch import nn
+from torch.nn.parallel import DistributedDataParallel
 from tqdm import tqdm
 
 from core.architectures import Seq2Seq, build_model
@@ -31,6 +34,7 @@ from core.checkpoint import save_checkpoint
 from core.config import ARCHS, ZH_TOKENIZERS, ModelConfig, TrainConfig
 from core.data import Pair, bucket_batches, file_sha256, group_references, iterate_batches, read_pairs, split_by_english
 from core.decoding import trace, translate
+from core.distributed import SINGLE_PROCESS, Workers, start, stop
 from core.evaluate import score
 from core.text import PAD_ID, TextPipeline
 from core.vocab_build import build_pipeline
@@ -75,8 +79,16 @@ class Trainer:
         train_examples: list[Example],
         dev_pairs: Sequence[Pair],
         device: torch.device,
+        workers: Workers = SINGLE_PROCESS,
     ):
         self.model = model.to(device)
+        self.workers = workers
+        # Under torchrun, DDP averages the gradients of the processes' slices during backward.
+        self.train_model: nn.Module = (
+            DistributedDataParallel(self.model, device_ids=[device] if device.type == "cuda" else None)
+            if workers.distributed
+            else self.model
+        )
         self.pipeline = pipeline
         self.config = config
         self.device = device
@@ -93,7 +105,11 @@ class Trainer:
         )
         self.steps_per_epoch = len(bucket_batches([len(s) + len(t) for s, t in train_examples], config.max_tokens))
         self.total_steps = self.steps_per_epoch * config.epochs
-        self.criterion = nn.CrossEntropyLoss(ignore_index=PAD_ID, label_smoothing=config.label_smoothing)
+        # Summed, then divided by the global batch's target tokens: one process on the whole batch and
+        # N processes on its slices then take the same step (the per-token mean of the whole batch).
+        self.criterion = nn.CrossEntropyLoss(
+            ignore_index=PAD_ID, label_smoothing=config.label_smoothing, reduction="sum"
+        )
         self.step = 0
         self.epoch = 0
         self.history: list[dict[str, Any]] = []
@@ -126,24 +142,29 @@ class Trainer:
             leave=False,
             file=sys.stderr,
             mininterval=2,
+            disable=not self.workers.is_main,
         )
-        for src, tgt in bar:
+        for batch_src, batch_tgt in bar:
+            tokens = int((batch_tgt[:, 1:] != PAD_ID).sum())  # of the global batch, known to every process
+            src, tgt, weight = self.workers.shard(batch_src, batch_tgt)
             src, tgt = src.to(self.device), tgt.to(self.device)
             lr = self._set_lr()
-            logits = self.model(src, tgt[:, :-1]).logits
-            loss = self.criterion(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
+            logits = self.train_model(src, tgt[:, :-1]).logits
+            summed = self.criterion(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
+            # DDP averages gradients over processes, hence the factor world_size.
+            loss = summed * (weight * self.workers.world_size / tokens)
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
             nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
             self.optimizer.step()
             self.step += 1
-            tokens = int((tgt[:, 1:] != PAD_ID).sum())
-            total_loss += loss.item() * tokens
+            batch_loss = self.workers.sum(weight * summed.item(), self.device) / tokens
+            total_loss += batch_loss * tokens
             total_tokens += tokens
             tokens_per_s = total_tokens / (time.perf_counter() - started)
-            bar.set_postfix(loss=f"{loss.item():.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:.0f}", refresh=False)
-            self._emit("on_batch_end", {"step": self.step, "loss": loss.item(), "lr": lr, "tokens_per_s": tokens_per_s})
-            if deadline and time.perf_counter() > deadline:
+            bar.set_postfix(loss=f"{batch_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:.0f}", refresh=False)
+            self._emit("on_batch_end", {"step": self.step, "loss": batch_loss, "lr": lr, "tokens_per_s": tokens_per_s})
+            if self.workers.any(bool(deadline) and time.perf_counter() > deadline, self.device):
                 break
         return total_loss / max(1, total_tokens)
 
@@ -182,38 +203,44 @@ class Trainer:
         self.snapshots.append({"epoch": self.epoch, "probes": items})
 
     def fit(self, deadline: float | None = None, on_best: Callable[[], None] | None = None) -> None:
+        """Train epoch by epoch; after each, the main process evaluates on dev and keeps the best."""
         while self.epoch < self.config.epochs:
             started = time.perf_counter()
             train_loss = self.train_epoch(deadline)
             self.epoch += 1
-            dev = self.evaluate(self.dev_sources, self.dev_references)
-            row = {
-                "epoch": self.epoch,
-                "train_loss": round(train_loss, 4),
-                "dev_loss": round(self.dev_loss(), 4),
-                "dev_bleu": dev["bleu"],
-                "dev_chrf": dev["chrf"],
-                "lr": self.optimizer.param_groups[0]["lr"],
-                "seconds": round(time.perf_counter() - started, 1),
-            }
-            self.history.append(row)
-            self.snapshot_probes()
-            tqdm.write(
-                f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, dev loss {row['dev_loss']:.3f}, dev BLEU {row['dev_bleu']:.2f}, {row['seconds']:.0f} s",
-                file=sys.stderr,
-            )
-            if dev["bleu"] > self.best["dev_bleu"]:
-                self.best = {
-                    "dev_bleu": dev["bleu"],
-                    "epoch": self.epoch,
-                    "state": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
-                }
-                if on_best:
-                    on_best()
-            self._emit("on_epoch_end", row)
-            if deadline and time.perf_counter() > deadline:
-                tqdm.write(f"time budget reached after epoch {self.epoch}", file=sys.stderr)
+            if self.workers.is_main:
+                self._end_epoch(train_loss, started, on_best)
+            if self.workers.any(bool(deadline) and time.perf_counter() > deadline, self.device):
+                if self.workers.is_main:
+                    tqdm.write(f"time budget reached after epoch {self.epoch}", file=sys.stderr)
                 break
+
+    def _end_epoch(self, train_loss: float, started: float, on_best: Callable[[], None] | None) -> None:
+        dev = self.evaluate(self.dev_sources, self.dev_references)
+        row = {
+            "epoch": self.epoch,
+            "train_loss": round(train_loss, 4),
+            "dev_loss": round(self.dev_loss(), 4),
+            "dev_bleu": dev["bleu"],
+            "dev_chrf": dev["chrf"],
+            "lr": self.optimizer.param_groups[0]["lr"],
+            "seconds": round(time.perf_counter() - started, 1),
+        }
+        self.history.append(row)
+        self.snapshot_probes()
+        tqdm.write(
+            f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, dev loss {row['dev_loss']:.3f}, dev BLEU {row['dev_bleu']:.2f}, {row['seconds']:.0f} s",
+            file=sys.stderr,
+        )
+        if dev["bleu"] > self.best["dev_bleu"]:
+            self.best = {
+                "dev_bleu": dev["bleu"],
+                "epoch": self.epoch,
+                "state": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
+            }
+            if on_best:
+                on_best()
+        self._emit("on_epoch_end", row)
 
     def state(self) -> dict[str, Any]:
         """Everything --resume needs (loaded back with torch.load(weights_only=True))."""
@@ -273,28 +300,33 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = parse_args(argv)
+    workers, device = start(args.device)
+    try:
+        return run(args, argv, workers, device)
+    finally:
+        stop(workers)
+
+
+def run(args: argparse.Namespace, argv: list[str], workers: Workers, device: torch.device) -> int:
+    """The whole training run. Under torchrun every process runs this; only the main one
+    (rank 0) prints, evaluates and writes the checkpoint."""
     started = time.perf_counter()
     train_config = TrainConfig(**{k: getattr(args, k) for k in asdict(TrainConfig())})
-    torch.manual_seed(train_config.seed)
+    torch.manual_seed(train_config.seed)  # same seed everywhere: every process builds the same model
     random.seed(train_config.seed)
-    device = torch.device(
-        "cuda"
-        if args.device == "auto" and torch.cuda.is_available()
-        else ("cpu" if args.device == "auto" else args.device)
-    )
+    say = partial(print, file=sys.stderr) if workers.is_main else (lambda *_, **__: None)
 
     pairs, report = read_pairs(args.data)
-    print(f"data: {report.summary()}", file=sys.stderr)
+    say(f"data: {report.summary()}")
     for example in report.malformed_examples:
-        print(f"  malformed {example}", file=sys.stderr)
+        say(f"  malformed {example}")
     if args.limit_pairs:
         pairs = pairs[: args.limit_pairs]
     split = split_by_english(pairs, train_config.dev_size, train_config.test_size, train_config.seed)
     pipeline = build_pipeline(split.train, train_config.zh_tokenizer, train_config.min_freq)
     train_examples, skipped = encode_pairs(split.train, pipeline, train_config)
-    print(
-        f"split: {split.sizes()}; vocab {len(pipeline.src_vocab)} en / {len(pipeline.tgt_vocab)} zh; {skipped} over-long training pairs skipped",
-        file=sys.stderr,
+    say(
+        f"split: {split.sizes()}; vocab {len(pipeline.src_vocab)} en / {len(pipeline.tgt_vocab)} zh; {skipped} over-long training pairs skipped"
     )
 
     model_config = ModelConfig(
@@ -311,12 +343,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         tie_embeddings=not args.no_tie,
         arch=args.arch,
     )
-    trainer = Trainer(build_model(model_config), pipeline, train_config, train_examples, split.dev, device)
+    trainer = Trainer(build_model(model_config), pipeline, train_config, train_examples, split.dev, device, workers)
     out = Path(args.out)
     state_path = out.with_name(out.name + ".state.pt")
     if args.resume:
         trainer.load_state(torch.load(state_path, map_location=device, weights_only=True))
-        print(f"resumed from {state_path} after epoch {trainer.epoch}", file=sys.stderr)
+        say(f"resumed from {state_path} after epoch {trainer.epoch}")
 
     card = {
         "command": "python -m core.train " + shlex.join(argv),
@@ -338,6 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         },
         "torch": torch.__version__,
         "device": str(device),
+        "processes": workers.world_size,
     }
     half = not args.full_precision
 
@@ -360,10 +393,14 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         trainer.fit(deadline, on_best=lambda: write(trainer.best["state"]))
     except KeyboardInterrupt:
-        print("\ninterrupted: keeping the best checkpoint so far", file=sys.stderr)
+        say("\ninterrupted: keeping the best checkpoint so far")
+        if not workers.is_main:
+            return 130
         if trainer.best["state"] is None:
             write(status="interrupted before the first epoch ended")
             return 130
+    if not workers.is_main:
+        return 0
     if trainer.best["state"] is not None:
         trainer.model.load_state_dict(trainer.best["state"])
     test_sources, test_references = group_references(split.test)
@@ -372,7 +409,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         {"sentences": len(test_sources), "references": sum(len(r) for r in test_references), "decoding": "greedy"}
     )
     write(trainer.best["state"], test=test)
-    print(f"test: {test}; wrote {out}", file=sys.stderr)
+    say(f"test: {test}; wrote {out}")
     return 0
 
 
