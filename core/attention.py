@@ -29,6 +29,15 @@ def scaled_dot_product_attention(
     return F.dropout(weights, dropout_p) @ v, weights
 
 
+def _packed_linear(x: Tensor, *layers: nn.Linear) -> tuple[Tensor, ...]:
+    """Several projections of the same input as one matrix product, split afterwards: one large
+    product is much faster on CPU than several small ones (as torch's in_proj does). The weights
+    stay separate parameters, so checkpoints keep their q_proj / k_proj / v_proj names."""
+    weight = torch.cat([layer.weight for layer in layers])
+    bias = torch.cat([layer.bias for layer in layers])
+    return F.linear(x, weight, bias).chunk(len(layers), dim=-1)
+
+
 class MultiHeadAttention(nn.Module):
     """Multi-head attention; used as encoder self, decoder masked self and cross attention."""
 
@@ -69,11 +78,15 @@ class MultiHeadAttention(nn.Module):
 
         Returns the output (B, Tq, d) and, if need_weights, the weights (B, H, Tq, Tk).
         """
-        if kv is None:
-            if key_value is None:
-                raise ValueError("give key_value or precomputed kv")
-            kv = self.project_kv(key_value)
-        q = self._split_heads(self.q_proj(query))
+        if kv is None and key_value is query:  # self-attention: all three projections in one product
+            q, k, v = (self._split_heads(t) for t in _packed_linear(query, self.q_proj, self.k_proj, self.v_proj))
+            kv = (k, v)
+        else:
+            if kv is None:
+                if key_value is None:
+                    raise ValueError("give key_value or precomputed kv")
+                kv = self.project_kv(key_value)
+            q = self._split_heads(self.q_proj(query))
         dropout_p = self.dropout if self.training else 0.0
         out, weights = scaled_dot_product_attention(q, kv[0], kv[1], mask, dropout_p, need_weights)
         batch, _, length, _ = out.shape

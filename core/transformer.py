@@ -168,6 +168,8 @@ class Transformer(nn.Module):
         """
         if cache is None:
             self_mask = decoder_self_mask(tgt, PAD_ID)
+        elif tgt.size(1) == 1:
+            self_mask = None  # one new position may see every cached one: no mask is the same, and faster
         else:
             self_mask = causal_mask(tgt.size(1), tgt.device, offset)
         x = self.dropout(self.positional(self.tgt_embed(tgt), offset))
