@@ -9,6 +9,6 @@ if [ ! -x /usr/bin/chromium ]; then  # Debian's Chromium for the browser tests (
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq chromium >/dev/null
 fi
-python3 -m ruff check app.py pages core tests scripts
-python3 -m ruff format --check app.py pages core tests scripts
+python3 -m ruff check app.py pages core bench tests scripts
+python3 -m ruff format --check app.py pages core bench tests scripts
 python3 -m pytest -q

@@ -34,6 +34,13 @@ def free_port() -> int:
 @contextlib.contextmanager
 def running_app(timeout: float = 90) -> Iterator[str]:
     """Yield the base URL of a fresh `streamlit run app.py` server; stop it afterwards."""
+    with serving_app(timeout) as (url, _):
+        yield url
+
+
+@contextlib.contextmanager
+def serving_app(timeout: float = 90) -> Iterator[tuple[str, subprocess.Popen]]:
+    """Like running_app, and also the server process (its memory is measured by the benchmark)."""
     port = free_port()
     command = [
         sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
@@ -53,7 +60,7 @@ def running_app(timeout: float = 90) -> Iterator[str]:
                 if server.poll() is not None or time.monotonic() > deadline:
                     raise RuntimeError(f"streamlit did not start: {server.stdout.read().decode()[-2000:]}") from None
                 time.sleep(0.5)
-        yield url
+        yield url, server
     finally:
         server.terminate()
         try:

@@ -1,0 +1,1 @@
+"""Benchmarks: `python -m bench` (see bench/__main__.py and the README's Benchmarks section)."""

@@ -1,0 +1,138 @@
+"""python -m bench [--quick] [--only training,decoding,app,scaling] [--json results.json]
+
+Prints Markdown tables (the README's Benchmarks section is this output) for: a training step
+against torch.nn.Transformer, greedy decoding by three decoders, the app's core call, and
+scaling with sentence length. Noisy machines: compare ratios measured in one run, not runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import warnings
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from bench import app_path, decoding, scaling, training
+from bench.timing import machine
+from bench.workload import load_workload
+from core.checkpoint import load_checkpoint
+from core.paths import DEFAULT_CHECKPOINT, ROOT
+
+SECTIONS = ("training", "decoding", "app", "scaling")
+DEFAULT_DATA = ROOT.parent / "shared" / "data" / "cmn.txt"
+
+
+def table(rows: Sequence[dict[str, Any]]) -> str:
+    """A Markdown table; floats with 1 decimal (2 below 10)."""
+
+    def cell(value: Any) -> str:
+        if isinstance(value, float):
+            return f"{value:.2f}" if abs(value) < 10 else f"{value:.1f}"
+        return str(value)
+
+    header = list(rows[0])
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(cell(row[key]) for key in header) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def verdict(ok: bool) -> str:
+    return "met" if ok else "NOT met"
+
+
+def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[1])
+    parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="a Transformer checkpoint")
+    parser.add_argument("--data", type=Path, default=DEFAULT_DATA, help="the checkpoint's training data (its split)")
+    parser.add_argument("--only", default=",".join(SECTIONS), help=f"comma-separated subset of {', '.join(SECTIONS)}")
+    parser.add_argument("--quick", action="store_true", help="small counts: checks that everything runs")
+    parser.add_argument("--no-browser", action="store_true", help="skip the app server's memory (needs Chromium)")
+    parser.add_argument("--json", type=Path, help="also write every number to this file")
+    return parser.parse_args(argv)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = parse_args(argv)
+    # nn.Transformer announces its nested-tensor fast path; the benchmark keeps torch's defaults.
+    warnings.filterwarnings("ignore", message=".*nested.tensor", category=UserWarning)
+    sections = [s.strip() for s in args.only.split(",") if s.strip()]
+    unknown = sorted(set(sections) - set(SECTIONS))
+    if unknown:
+        raise SystemExit(f"unknown sections {unknown}; choose from {', '.join(SECTIONS)}")
+    loaded = load_checkpoint(args.checkpoint)
+    if loaded.config.arch != "transformer":
+        raise SystemExit("the benchmarks compare against torch.nn.Transformer: give a Transformer checkpoint")
+    workload = load_workload(loaded, args.data)
+    counts = (
+        {"sentences": 12, "repeats": 1, "batches": 2, "rounds": 1, "runs": 5, "per_length": 1, "fixed": 4}
+        if args.quick
+        else {"sentences": 200, "repeats": 3, "batches": 10, "rounds": 5, "runs": 50, "per_length": 3, "fixed": 50}
+    )
+    results: dict[str, Any] = {"machine": machine(), "checkpoint": Path(args.checkpoint).name}
+    print("## Machine\n\n" + table([results["machine"]]) + "\n", flush=True)
+
+    if "training" in sections:
+        r = results["training"] = training.run(workload, counts["batches"], counts["rounds"])
+        row = {
+            "model": r["config"],
+            "batches × rounds": f"{r['batches']} × {r['rounds']}",
+            "ours tokens/s": r["ours_tokens_per_s"],
+            "nn.Transformer tokens/s": r["torch_tokens_per_s"],
+            "ratio ours/torch (median)": r["ratio"],
+            "goal ≥ 1.0": verdict(r["ratio"] >= 1.0),
+        }
+        print("## 1. Training step (forward, backward, AdamW)\n\n" + table([row]) + "\n", flush=True)
+
+    if "decoding" in sections:
+        sentences = workload.held_out(counts["sentences"])
+        r = results["decoding"] = decoding.run(
+            loaded.model, loaded.pipeline, sentences, counts["repeats"], fixed_count=counts["fixed"]
+        )
+        identical = all(len(set(row["same_tokens_as_cached"].split("/"))) == 1 for row in r["rows"])
+        speedup = r["cached_speedup_over_recompute_30"]
+        print(
+            f"## 2. Greedy decoding of {r['sentences']} held-out sentences (median of {r['repeats']} per sentence)\n\n"
+            + table(r["rows"])
+            + f"\n\nAt {r['fixed_steps']} output tokens: cached is {speedup:.2f}× full recompute "
+            f"(goal ≥ 2: {verdict(speedup >= 2)}), {r['cached_speedup_over_torch_30']:.2f}× nn.Transformer; "
+            f"identical tokens in every row: {identical}.\n",
+            flush=True,
+        )
+
+    if "app" in sections:
+        r = results["app"] = app_path.run(args.checkpoint, counts["runs"], not args.no_browser)
+        row = {
+            "trace of": f"{r['source_tokens']} source → {r['output_tokens']} output tokens",
+            "p50 ms": r["trace_ms_p50"],
+            "p90 ms": r["trace_ms_p90"],
+            "goal p50 ≤ 50 ms": verdict(r["trace_ms_p50"] <= 50),
+            "trace JSON KB": r["trace_json_kb"],
+            "model load ms": r["load_ms_median"],
+            "RSS python+imports MB": r["model_process_rss_mb"]["python_and_imports"],
+            "RSS model loaded MB": r["model_process_rss_mb"]["after_load_and_trace"],
+        }
+        server = r["app_server_rss_mb"]
+        server_line = (
+            f"App server RSS: {server['server_started']:.0f} MB started, {server['after_first_page']:.0f} MB after "
+            "rendering the Translate page in Chromium."
+            if isinstance(server, dict)
+            else f"App server RSS: {server}."
+        )
+        print(f"## 3. App path ({r['runs']} traces)\n\n" + table([row]) + f"\n\n{server_line}\n", flush=True)
+
+    if "scaling" in sections:
+        rows = results["scaling"] = scaling.run(
+            loaded.model, loaded.pipeline, workload.held_out(400), counts["per_length"], counts["repeats"]
+        )
+        print("## 4. Scaling with sentence length (batch 1, medians)\n\n" + table(rows) + "\n", flush=True)
+
+    if args.json:
+        args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,56 @@
+"""What the benchmarks run on: the shipped (or a given) checkpoint and sentences it never trained on."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+from pathlib import Path
+
+from torch import Tensor
+
+from core.checkpoint import LoadedModel
+from core.config import TrainConfig
+from core.data import Split, iterate_batches, read_pairs, split_by_english
+from core.train import encode_pairs
+
+
+@dataclass
+class Workload:
+    loaded: LoadedModel
+    split: Split
+
+    def held_out(self, count: int) -> list[str]:
+        """The first `count` distinct English sentences of the checkpoint's own test split."""
+        seen: dict[str, None] = {}
+        for pair in self.split.test:
+            seen.setdefault(pair.en)
+        return list(seen)[:count]
+
+    def training_batches(self, count: int, max_tokens: int) -> list[tuple[Tensor, Tensor]]:
+        """`count` length-bucketed (src, tgt) batches of the training split, as core.train builds them."""
+        examples, _ = encode_pairs(self.split.train, self.loaded.pipeline, TrainConfig())
+        batches = []
+        for batch in iterate_batches(examples, max_tokens, random.Random(0)):
+            batches.append(batch)
+            if len(batches) == count:
+                break
+        return batches
+
+
+def load_workload(loaded: LoadedModel, data: Path) -> Workload:
+    """Recreate the checkpoint's split from its card (same sizes and seed as its training run)."""
+    if not data.is_file():
+        raise SystemExit(f"no data file at {data}: pass --data PATH (cmn.txt format)")
+    settings = loaded.card.get("train_config", {})
+    defaults = TrainConfig()
+    pairs, _ = read_pairs(data)
+    limit = int(loaded.card.get("data", {}).get("limit_pairs", 0) or 0)
+    if limit:
+        pairs = pairs[:limit]
+    split = split_by_english(
+        pairs,
+        int(settings.get("dev_size", defaults.dev_size)),
+        int(settings.get("test_size", defaults.test_size)),
+        int(settings.get("seed", defaults.seed)),
+    )
+    return Workload(loaded, split)
