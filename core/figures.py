@@ -194,7 +194,9 @@ def attention_bars(weights, key_tokens: Sequence[str], title: str = "", key_labe
     )
     figure.update_layout(
         title=title,
-        xaxis=token_axis(key_tokens, key_label),
+        # Labels slanted down-left end under their bar: plotly's automatic slant (down-right) pushes the
+        # last label (<eos> in every cross-attention row) past the figure's edge, where it is hidden.
+        xaxis=token_axis(key_tokens, key_label) | {"tickangle": -45},
         yaxis={"title": {"text": "weight"}, "range": [0, 1]},
         height=300,
         margin={"l": 10, "r": 10, "t": 50 if title else 20, "b": 10},

@@ -30,6 +30,12 @@ st.subheader("Decoding, one token at a time")
 total = len(trace.steps)
 if st.session_state.get("step") is not None and not 1 <= st.session_state["step"] <= total:
     st.session_state["step"] = 1  # a new, shorter sentence or a stale link
+if st.session_state.get("picks_for") != (model_key, trace.source.text):
+    # A branch pick belongs to the sentence and model it was made on: without this, a token picked
+    # for one sentence stays selected for the next one whenever it is among that one's candidates.
+    for key in [key for key in st.session_state if str(key).startswith("branch_")]:
+        del st.session_state[key]
+    st.session_state["picks_for"] = (model_key, trace.source.text)
 
 
 def _move(delta: int) -> None:
