@@ -85,7 +85,8 @@ class MultiHeadAttention(nn.Module):
             if kv is None:
                 if key_value is None:
                     raise ValueError("give key_value or precomputed kv")
-                kv = self.project_kv(key_value)
+                k, v = _packed_linear(key_value, self.k_proj, self.v_proj)
+                kv = (self._split_heads(k), self._split_heads(v))
             q = self._split_heads(self.q_proj(query))
         dropout_p = self.dropout if self.training else 0.0
         out, weights = scaled_dot_product_attention(q, kv[0], kv[1], mask, dropout_p, need_weights)
