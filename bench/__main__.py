@@ -82,6 +82,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "ours tokens/s": r["ours_tokens_per_s"],
             "nn.Transformer tokens/s": r["torch_tokens_per_s"],
             "ratio ours/torch (median)": r["ratio"],
+            "ratio range over rounds": f"{min(r['ratios']):.2f}–{max(r['ratios']):.2f}",
             "goal ≥ 1.0": verdict(r["ratio"] >= 1.0),
         }
         print("## 1. Training step (forward, backward, AdamW)\n\n" + table([row]) + "\n", flush=True)

@@ -12,6 +12,7 @@ import io
 import json
 import os
 import struct
+import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from core.text import TextPipeline, Vocab
 FORMAT_NAME = "translucent"
 FORMAT_VERSION = 1
 MAX_HEADER_BYTES = 20 * 1024 * 1024  # safetensors JSON header (metadata + tensor index)
+FLOAT_DTYPES = (torch.float16, torch.bfloat16, torch.float32, torch.float64)  # float8/float4 lack isfinite
 REQUIRED_METADATA = ("format", "model_config", "src_vocab", "tgt_vocab", "tokenizer")
 
 
@@ -120,7 +122,7 @@ def _read_safetensors(data: bytes) -> tuple[dict[str, str], dict[str, torch.Tens
         )
     try:
         header = json.loads(data[8 : 8 + header_len])
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: absurdly nested JSON
         raise CheckpointError("the safetensors header is not valid JSON: the file is damaged") from None
     if not isinstance(header, dict):
         raise CheckpointError("the safetensors header is not a JSON object: the file is damaged")
@@ -137,6 +139,8 @@ def _read_safetensors(data: bytes) -> tuple[dict[str, str], dict[str, torch.Tens
 
 
 def _read_pt(data: bytes) -> tuple[dict[str, str], dict[str, torch.Tensor]]:
+    if data[:4] == b"PK\x03\x04":
+        _check_zip(data)
     try:
         payload = torch.load(io.BytesIO(data), map_location="cpu", weights_only=True)
     except Exception as err:  # the safe unpickler raises many error types; all mean "refused"
@@ -155,7 +159,22 @@ def _read_pt(data: bytes) -> tuple[dict[str, str], dict[str, torch.Tensor]]:
     tensors = payload["tensors"]
     if not all(isinstance(k, str) and isinstance(v, torch.Tensor) for k, v in tensors.items()):
         raise CheckpointError('the .pt file\'s "tensors" must map names to tensors')
+    if not all(v.layout == torch.strided and v.device.type == "cpu" for v in tensors.values()):
+        raise CheckpointError('the .pt file\'s "tensors" must be ordinary dense tensors (not sparse, not meta)')
     return payload["metadata"], tensors
+
+
+def _check_zip(data: bytes) -> None:
+    """torch.save never compresses; a compressed entry could expand to any size in memory before any check."""
+    try:
+        entries = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except Exception as err:  # zipfile raises several error types on damaged archives
+        raise CheckpointError(f"the .pt file is not a readable zip archive ({err}); the file is damaged") from None
+    if any(entry.compress_type != zipfile.ZIP_STORED for entry in entries):
+        raise CheckpointError(
+            "the .pt archive has compressed entries; torch.save never compresses, and a compressed archive "
+            "could expand to any size in memory. Save the checkpoint again with core.checkpoint.save_checkpoint."
+        )
 
 
 def _json_field(metadata: dict[str, Any], key: str) -> Any:
@@ -165,11 +184,19 @@ def _json_field(metadata: dict[str, Any], key: str) -> Any:
             f"the metadata field {key!r} is missing; a checkpoint needs {', '.join(REQUIRED_METADATA)}"
         )
     try:
-        return json.loads(value)
+        parsed = json.loads(value)
+        json.dumps(parsed, ensure_ascii=False).encode("utf-8")  # lone surrogates ("\\ud800") break every display
     except json.JSONDecodeError as err:
         raise CheckpointError(
             f"the metadata field {key!r} is not valid JSON ({err.msg} at character {err.pos})"
         ) from None
+    except RecursionError:
+        raise CheckpointError(f"the metadata field {key!r} is nested too deeply to be read") from None
+    except UnicodeEncodeError:
+        raise CheckpointError(
+            f"the metadata field {key!r} holds text that is not valid Unicode (a lone surrogate such as \\ud800)"
+        ) from None
+    return parsed
 
 
 def _build(
@@ -240,7 +267,9 @@ def _check_tensors(config: ModelConfig, tensors: dict[str, torch.Tensor], max_mo
             raise CheckpointError(
                 f"tensor {name} has shape {tuple(tensor.shape)}; the model_config and vocabularies need {shape}"
             )
-        if not tensor.is_floating_point():
-            raise CheckpointError(f"tensor {name} has dtype {tensor.dtype}; expected floating point")
+        if tensor.dtype not in FLOAT_DTYPES:
+            raise CheckpointError(
+                f"tensor {name} has dtype {tensor.dtype}; expected floating point (float16, bfloat16, float32 or float64)"
+            )
         if not bool(torch.isfinite(tensor).all()):
             raise CheckpointError(f"tensor {name} contains NaN or infinite values")
