@@ -47,7 +47,8 @@ def prepare_source(model: Seq2Seq, pipeline: TextPipeline, text: str) -> Source:
     ids = pipeline.source_ids(words)
     source = Source(text, words, pipeline.src_vocab.decode(ids, strip_specials=False), ids, notices)
     if source.unknown_words:
-        notices.append(f"Not in the vocabulary (shown as <unk>): {', '.join(source.unknown_words[:10])}")
+        shown = (word if len(word) <= 40 else word[:40] + "…" for word in source.unknown_words[:10])
+        notices.append(f"Not in the vocabulary (shown as <unk>): {', '.join(shown)}")
     return source
 
 

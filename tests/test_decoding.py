@@ -98,3 +98,10 @@ def test_empty_input_is_a_clear_error_and_long_input_is_cut_with_a_notice(traine
     result = trace(model, pipeline, "tea " * 500)
     assert len(result.steps) <= model.config.max_len
     assert [t.text for t in translate(model, pipeline, ["", "Tom likes tea."])][0] == ""
+
+
+def test_a_huge_unknown_word_is_named_briefly_in_the_notice(trained_tiny):
+    model, pipeline = trained_tiny
+    source = prepare_source(model, pipeline, "Tom likes " + "x" * 10_000)
+    notice = next(n for n in source.notices if n.startswith("Not in the vocabulary"))
+    assert notice.endswith("x" * 40 + "…") and len(notice) < 100
