@@ -114,14 +114,14 @@ def main(argv: Sequence[str] | None = None) -> int:
                 "goal p50 ≤ 50 ms": verdict(r[f"{key}_trace_ms_p50"] <= 50),
             }
             for key, label in (
-                ("app", "as in the app (script thread, OMP passive)"),
-                ("default", "torch defaults, main thread"),
+                ("app", "as in the app (a script thread)"),
+                ("default", "main thread"),
             )
         ]
         memory = {
             "trace JSON KB": r["trace_json_kb"],
             "model load ms (median of 3)": r["load_ms_median"],
-            "RSS python + imports MB": r["rss_python_and_imports_mb"],
+            "RSS python + torch MB": r["rss_python_and_torch_mb"],
             "RSS model loaded + traces MB": r["rss_model_loaded_mb"],
         }
         server = r["app_server_rss_mb"]

@@ -15,16 +15,15 @@ from core.paths import ROOT
 
 TEN_WORDS = "I think we should leave before it starts to rain."
 
-# A fresh interpreter set up as the app's server is: `pages` imported first (its OpenMP setting),
-# the model loaded and the traces run in threads other than the main one, as Streamlit's scripts are.
+# A fresh interpreter used as the app's server uses torch: the model loaded and the traces run in
+# threads other than the main one, as Streamlit runs every session's script.
 _AS_IN_THE_APP = """
 import json, sys, threading
 from bench.timing import rss_mb, timed
 before = rss_mb()
-import pages
 from bench.app_path import trace_times
 from core.checkpoint import load_checkpoint
-out = {"python_and_imports_mb": before}
+out = {"python_and_torch_mb": before}
 def work():
     loaded, out["load_ms"] = timed(lambda: load_checkpoint(sys.argv[1]))
     out["trace_ms"] = trace_times(loaded, sys.argv[2], int(sys.argv[3]))
@@ -63,8 +62,8 @@ def app_server_rss(timeout: float = 120) -> dict[str, float] | str:
 
 
 def run(checkpoint: str, runs: int, measure_server: bool) -> dict[str, Any]:
-    """The trace measured twice: as the app runs it (a fresh process with the app's OpenMP setting,
-    a script thread), and in this process with torch's default settings on the main thread."""
+    """The trace measured twice: as the app runs it (a fresh process, the model loaded and used in
+    script threads), and in this process on the main thread."""
     command = [sys.executable, "-c", _AS_IN_THE_APP, checkpoint, TEN_WORDS, str(runs)]
     app = json.loads(subprocess.run(command, cwd=ROOT, capture_output=True, text=True, check=True).stdout)
     loads = [timed(lambda: load_checkpoint(checkpoint))[1] for _ in range(3)]
@@ -83,7 +82,7 @@ def run(checkpoint: str, runs: int, measure_server: bool) -> dict[str, Any]:
         "trace_json_kb": len(json.dumps(result.to_json())) / 1024,
         "app_load_ms": app["load_ms"],
         "load_ms_median": median(loads),
-        "rss_python_and_imports_mb": app["python_and_imports_mb"],
+        "rss_python_and_torch_mb": app["python_and_torch_mb"],
         "rss_model_loaded_mb": app["model_loaded_mb"],
         "app_server_rss_mb": app_server_rss() if measure_server else "not measured (--no-browser)",
     }
