@@ -59,7 +59,9 @@ def ensure_router() -> None:
         st.stop()
 
 
-@st.cache_data(max_entries=512, show_spinner=False)
+# Bounded by count, not bytes: a trace is 7-27 KB for everyday sentences but up to ~2 MB for a
+# 100-token input, so 128 entries keep the worst case near 250 MB; a miss costs ~20 ms.
+@st.cache_data(max_entries=128, show_spinner=False)
 def cached_trace(
     _loaded: LoadedModel,
     model_key: str,

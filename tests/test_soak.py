@@ -4,7 +4,7 @@ a few objects per rerun would eventually take it down.
 
 The loop is periodic: the same sentences and actions come round again. The warm-up is one whole
 period, so afterwards every cache key the loop uses (a trace per sentence, a branch trace per
-sentence) is already in `pages.common.cached_trace`; it holds up to 512 traces (st.cache_data
+sentence) is already in `pages.common.cached_trace`; it holds up to 128 traces (st.cache_data
 max_entries), far more than the loop's 2 × len(SENTENCES) keys, so nothing is evicted and refilled
 either. After the warm-up, memory has no legitimate reason to grow.
 """
