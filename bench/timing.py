@@ -32,6 +32,12 @@ def percentile(values: Sequence[float], q: float) -> float:
     return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
 
 
+def stats_ms(seconds: Sequence[float]) -> str:
+    """'p50 … ms, p90 … ms, max … ms' for durations in seconds (the reliability suites' summaries)."""
+    ms = [1000 * s for s in seconds]
+    return f"p50 {percentile(ms, 50):.0f} ms, p90 {percentile(ms, 90):.0f} ms, max {max(ms):.0f} ms"
+
+
 def median(values: Sequence[float]) -> float:
     return statistics.median(values)
 

@@ -23,7 +23,6 @@ class Workers:
 
     rank: int = 0
     world_size: int = 1
-    backend: str = ""
 
     @property
     def is_main(self) -> bool:
@@ -82,9 +81,8 @@ def start(device_arg: str) -> tuple[Workers, torch.device]:
     device = torch.device(f"cuda:{local_rank}") if cuda else torch.device("cpu")
     if cuda:
         torch.cuda.set_device(device)
-    backend = "nccl" if cuda else "gloo"
-    dist.init_process_group(backend)
-    return Workers(dist.get_rank(), dist.get_world_size(), backend), device
+    dist.init_process_group("nccl" if cuda else "gloo")
+    return Workers(dist.get_rank(), dist.get_world_size()), device
 
 
 def stop(workers: Workers) -> None:

@@ -164,7 +164,8 @@ class Trainer:
             tokens_per_s = total_tokens / (time.perf_counter() - started)
             bar.set_postfix(loss=f"{batch_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:.0f}", refresh=False)
             self._emit("on_batch_end", {"step": self.step, "loss": batch_loss, "lr": lr, "tokens_per_s": tokens_per_s})
-            if self.workers.any(bool(deadline) and time.perf_counter() > deadline, self.device):
+            # The deadline is the same everywhere, so without one no process needs to ask the others.
+            if deadline and self.workers.any(time.perf_counter() > deadline, self.device):
                 break
         return total_loss / max(1, total_tokens)
 
@@ -210,7 +211,7 @@ class Trainer:
             self.epoch += 1
             if self.workers.is_main:
                 self._end_epoch(train_loss, started, on_best)
-            if self.workers.any(bool(deadline) and time.perf_counter() > deadline, self.device):
+            if deadline and self.workers.any(time.perf_counter() > deadline, self.device):
                 if self.workers.is_main:
                     tqdm.write(f"time budget reached after epoch {self.epoch}", file=sys.stderr)
                 break

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import os
+import shutil
 import socket
 import subprocess
 import sys
@@ -10,6 +12,8 @@ import time
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+
+import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 CHROMIUM = "/usr/bin/chromium"
@@ -23,6 +27,19 @@ CHROMIUM_ARGS = [
     "--disable-component-update",
     "--disable-sync",
 ]
+
+
+# Browser tests skip on a machine without Debian's Chromium, except in CI (scripts/test.sh installs it).
+needs_chromium = pytest.mark.skipif(
+    not (os.path.exists(CHROMIUM) and shutil.which("streamlit")) and not os.environ.get("CI"),
+    reason="Debian chromium not installed (scripts/test.sh installs it)",
+)
+
+
+def assert_no_errors(page) -> None:
+    """No traceback and no error box on the page."""
+    assert page.locator("[data-testid='stException']").count() == 0
+    assert page.locator("[data-testid='stAlertContentError']").count() == 0
 
 
 def free_port() -> int:

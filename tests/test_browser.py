@@ -1,21 +1,8 @@
 """The real app in a real browser: `streamlit run app.py` on loopback, driven by Playwright + Chromium."""
 
-import os
-import shutil
+from tests.browser import assert_no_errors, browser, needs_chromium, running_app, wait_for_app
 
-import pytest
-
-from tests.browser import CHROMIUM, browser, running_app, wait_for_app
-
-pytestmark = pytest.mark.skipif(
-    not (os.path.exists(CHROMIUM) and shutil.which("streamlit")) and not os.environ.get("CI"),
-    reason="Debian chromium not installed (scripts/test.sh installs it)",
-)
-
-
-def assert_no_errors(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0
-    assert page.locator("[data-testid='stAlertContentError']").count() == 0
+pytestmark = needs_chromium
 
 
 def test_deep_link_then_translate_step_and_attention_in_a_browser():

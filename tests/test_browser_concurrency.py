@@ -5,23 +5,17 @@ a checkpoint uploaded in one session must change that session's model only."""
 from __future__ import annotations
 
 import json
-import os
-import shutil
 import time
 from pathlib import Path
 
-import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core.checkpoint import load_checkpoint
 from core.decoding import prepare_source, translate
 from core.paths import DEFAULT_CHECKPOINT
-from tests.browser import CHROMIUM, browser, running_app, wait_for_app
+from tests.browser import assert_no_errors, browser, needs_chromium, running_app, wait_for_app
 
-pytestmark = pytest.mark.skipif(
-    not (os.path.exists(CHROMIUM) and shutil.which("streamlit")) and not os.environ.get("CI"),
-    reason="Debian chromium not installed (scripts/test.sh installs it)",
-)
+pytestmark = needs_chromium
 
 SESSIONS = 4
 FIRST_SENTENCES = (
@@ -34,11 +28,6 @@ FIRST_SENTENCES = (
 # is used (the test computes both translations, nothing here is assumed about them).
 SECOND_SENTENCES = ("Tom likes tea.", "Mary sees the cat.", "We like music.", "They see the river.", "I like books.")
 TIMEOUT_MS = 90_000
-
-
-def assert_no_errors(page) -> None:
-    assert page.locator("[data-testid='stException']").count() == 0
-    assert page.locator("[data-testid='stAlertContentError']").count() == 0
 
 
 def translations(checkpoint: Path, sentences: tuple[str, ...]) -> dict[str, str]:

@@ -24,12 +24,12 @@ ARGS = [*TRAIN_ARGS.replace("--epochs 3", "--epochs 1").split(), "--dropout", "0
 def test_shards_partition_the_batch_and_a_missing_row_weighs_nothing():
     src = torch.tensor([[5, 6, 0], [5, 0, 0], [7, 8, 9]])
     tgt = torch.tensor([[1, 5, 2], [1, 2, 0], [1, 6, 2]])
-    first, second = Workers(0, 2, "gloo"), Workers(1, 2, "gloo")
+    first, second = Workers(0, 2), Workers(1, 2)
     s0, t0, w0 = first.shard(src, tgt)
     s1, t1, w1 = second.shard(src, tgt)
     assert s0.tolist() == [[5, 6, 0], [7, 8, 9]] and t0.tolist() == [[1, 5, 2], [1, 6, 2]] and w0 == 1.0
     assert s1.tolist() == [[5]] and t1.tolist() == [[1, 2]] and w1 == 1.0  # padding columns trimmed
-    _, _, weight = Workers(2, 4, "gloo").shard(src[:1], tgt[:1])
+    _, _, weight = Workers(2, 4).shard(src[:1], tgt[:1])
     assert weight == 0.0  # a stand-in row keeps this process in step without changing the gradient
 
 

@@ -17,7 +17,6 @@ import pickletools
 import random
 import re
 import shutil
-import statistics
 import struct
 import time
 import zipfile
@@ -31,6 +30,7 @@ import pytest
 import safetensors.torch
 import torch
 
+from bench.timing import stats_ms
 from core.architectures import build_model
 from core.checkpoint import CheckpointError, LoadedModel, build_metadata, load_checkpoint, save_checkpoint
 from core.decoding import trace, translate
@@ -603,12 +603,6 @@ def attempt(case: Case, path: Path) -> tuple[str, str | None, float | None]:
         return "loaded", f"loaded, but expected CheckpointError matching {case.expect!r}", growth
     check_loaded(outcome["loaded"])
     return "loaded", None, growth
-
-
-def stats_ms(seconds: list[float]) -> str:
-    ms = sorted(1000 * s for s in seconds)
-    p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
-    return f"p50 {statistics.median(ms):.0f} ms, p90 {p90:.0f} ms, max {ms[-1]:.0f} ms"
 
 
 @pytest.mark.filterwarnings("ignore:Detected pickle protocol", "ignore:TypedStorage is deprecated")

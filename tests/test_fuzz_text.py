@@ -12,13 +12,13 @@ import hashlib
 import html
 import json
 import re
-import statistics
 import time
 from collections import Counter
 
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bench.timing import stats_ms
 from core.checkpoint import LoadedModel, load_checkpoint
 from core.decoding import MAX_SOURCE_TOKENS, EmptyInputError, trace, translate
 from core.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT, ROOT
@@ -56,12 +56,6 @@ def digest(inputs: list[FuzzInput]) -> str:
 def describe(item: FuzzInput, index: int) -> str:
     """A short, printable name for a failing input."""
     return f"#{index} [{item.category}] {ascii(item.text[:80])}{'…' if len(item.text) > 80 else ''}"
-
-
-def stats_ms(seconds: list[float]) -> str:
-    ms = sorted(1000 * s for s in seconds)
-    p90 = ms[min(len(ms) - 1, int(0.9 * len(ms)))]
-    return f"p50 {statistics.median(ms):.0f} ms, p90 {p90:.0f} ms, max {ms[-1]:.0f} ms"
 
 
 def source_limit(loaded: LoadedModel) -> int:

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import pytest
 from streamlit.testing.v1 import AppTest
 
+from bench.timing import rss_mb
 from core.paths import ROOT
 
 APP = str(ROOT / "app.py")
@@ -49,15 +50,6 @@ RSS_BOUND_MB = 40
 # 500, flat within ±50 over 400). Keeping one object per rerun adds 500 at full size; keeping one trace
 # per rerun (its Step objects, lists and tuples) adds thousands even at CI size.
 OBJECTS_BOUND = 300
-
-
-def rss_mb() -> float:
-    """Resident set size of this process, from /proc (no extra dependency)."""
-    with open("/proc/self/status", encoding="ascii") as status:
-        for line in status:
-            if line.startswith("VmRSS:"):
-                return int(line.split()[1]) / 1024
-    raise RuntimeError("no VmRSS in /proc/self/status")
 
 
 @dataclass
