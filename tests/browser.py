@@ -105,3 +105,11 @@ def wait_for_app(page, charts: int = 1, timeout: float = 90_000) -> None:
         "n => document.querySelectorAll('.js-plotly-plot .main-svg').length >= n", arg=charts, timeout=timeout
     )
     page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout)
+
+
+def go_to(page, link: str, title: str, charts: int, timeout: float = 90_000) -> None:
+    """Follow a sidebar link and wait for that page to finish. Waiting for its title first matters:
+    just after the click, the previous page is still shown and may already have enough charts."""
+    page.get_by_role("link", name=link).click()
+    page.wait_for_function("t => document.querySelector('h1')?.innerText === t", arg=title, timeout=timeout)
+    wait_for_app(page, charts=charts, timeout=timeout)

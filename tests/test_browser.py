@@ -1,6 +1,6 @@
 """The real app in a real browser: `streamlit run app.py` on loopback, driven by Playwright + Chromium."""
 
-from tests.browser import assert_no_errors, browser, needs_chromium, running_app, wait_for_app
+from tests.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
 
 pytestmark = needs_chromium
 
@@ -34,9 +34,7 @@ def test_deep_link_then_translate_step_and_attention_in_a_browser():
         page.get_by_role("button", name="Play").wait_for(timeout=30_000)
         assert_no_errors(page)
 
-        page.get_by_role("link", name="Attention").click()
-        page.wait_for_function("() => document.body.innerText.includes('Attention, head by head')", timeout=30_000)
-        wait_for_app(page, charts=3)
+        go_to(page, "Attention", "Attention, head by head", charts=3)
         assert page.get_by_role("textbox", name="English sentence").input_value() == "Tom is taller than Mary."
         assert "汤姆比玛丽高" in page.locator("body").inner_text()
         assert_no_errors(page)
@@ -70,8 +68,7 @@ def test_upload_a_checkpoint_through_the_file_input_and_visit_every_page(trained
         page.locator("input[type='file']").set_input_files(str(checkpoint))
         page.wait_for_function("() => document.body.innerText.includes('Loaded memorised.safetensors')", timeout=60_000)
         assert_no_errors(page)
-        page.get_by_role("link", name="Translate").click()
-        wait_for_app(page, charts=3)
+        go_to(page, "Translate", "Translate, step by step", charts=3)
         box = page.get_by_role("textbox", name="English sentence")
         box.fill("Tom likes tea.")
         box.press("Control+Enter")

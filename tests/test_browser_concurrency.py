@@ -13,7 +13,7 @@ from playwright.sync_api import TimeoutError as PlaywrightTimeout
 from core.checkpoint import load_checkpoint
 from core.decoding import prepare_source, translate
 from core.paths import DEFAULT_CHECKPOINT
-from tests.browser import assert_no_errors, browser, needs_chromium, running_app, wait_for_app
+from tests.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
 
 pytestmark = needs_chromium
 
@@ -120,17 +120,14 @@ def test_four_sessions_at_once_each_get_their_own_translation_and_model(trained_
 
         # 2. Session 0 uploads a checkpoint on the Models page: it becomes that session's model.
         mine, others = pages[0], pages[1:]
-        mine.get_by_role("link", name="Models").click()
-        mine.wait_for_function("() => document.querySelector('h1')?.innerText === 'Models'", timeout=TIMEOUT_MS)
-        wait_for_app(mine, charts=2, timeout=TIMEOUT_MS)
+        go_to(mine, "Models", "Models", charts=2, timeout=TIMEOUT_MS)
         mine.locator("input[type='file']").set_input_files(str(trained_checkpoint))
         mine.wait_for_function(
             "n => document.body.innerText.includes('Loaded ' + n)", arg=trained_checkpoint.name, timeout=TIMEOUT_MS
         )
         assert f"Model: {trained_checkpoint.name}" in sidebar(mine)
         assert_no_errors(mine)
-        mine.get_by_role("link", name="Translate").click()
-        wait_for_app(mine, charts=3, timeout=TIMEOUT_MS)
+        go_to(mine, "Translate", "Translate, step by step", charts=3, timeout=TIMEOUT_MS)
 
         # 3. All four type the same sentence at once: only session 0 uses the upload.
         type_all(pages, [second] * SESSIONS)
