@@ -5,7 +5,7 @@ streamlit run app.py
 
 import streamlit as st
 
-from pages import common
+from pages.ui.routing import routed
 
 st.set_page_config(page_title="Translucent", page_icon="🔎", layout="wide")
 navigation = st.navigation(
@@ -20,5 +20,5 @@ navigation = st.navigation(
         st.Page("pages/compare.py", title="Compare", icon=":material/compare:", url_path="compare"),
     ]
 )
-with common.routed():
+with routed():
     navigation.run()

@@ -18,8 +18,8 @@ from typing import Any
 from bench import app_path, decoding, scaling, training
 from bench.timing import machine
 from bench.workload import load_workload
-from core.checkpoint import load_checkpoint
-from core.paths import DEFAULT_CHECKPOINT, ROOT
+from core.io.checkpoint import load_checkpoint
+from core.io.paths import DEFAULT_CHECKPOINT, ROOT
 
 SECTIONS = ("training", "decoding", "app", "scaling")
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "cmn.txt"

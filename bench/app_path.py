@@ -9,9 +9,9 @@ import sys
 from typing import Any
 
 from bench.timing import median, percentile, rss_mb, timed
-from core.checkpoint import LoadedModel, load_checkpoint
-from core.decoding import trace
-from core.paths import ROOT
+from core.inference.trace import trace
+from core.io.checkpoint import LoadedModel, load_checkpoint
+from core.io.paths import ROOT
 
 TEN_WORDS = "I think we should leave before it starts to rain."
 
@@ -22,7 +22,7 @@ import json, sys, threading
 from bench.timing import rss_mb, timed
 before = rss_mb()
 from bench.app_path import trace_times
-from core.checkpoint import load_checkpoint
+from core.io.checkpoint import load_checkpoint
 out = {"python_and_torch_mb": before}
 def work():
     loaded, out["load_ms"] = timed(lambda: load_checkpoint(sys.argv[1]))

@@ -10,10 +10,10 @@ import torch
 from torch import Tensor
 
 from bench.reference import TorchReference
-from core.data import pad_batch
-from core.decoding import max_steps
-from core.text import BOS_ID, EOS_ID
-from core.transformer import Transformer
+from core.inference.source import max_steps
+from core.model.transformer import Transformer
+from core.text.batches import pad_batch
+from core.text.vocab import BOS_ID, EOS_ID
 
 NextLogits = Callable[[Tensor, int], Tensor]  # (prefix (B, t), step) -> logits of the next token (B, V)
 DECODERS = ("cached", "recompute", "torch")

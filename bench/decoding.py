@@ -10,9 +10,9 @@ from typing import Any
 from bench.decoders import DECODERS, greedy
 from bench.reference import TorchReference, from_ours
 from bench.timing import median, percentile, timed
-from core.decoding import prepare_source
-from core.text import TextPipeline
-from core.transformer import Transformer
+from core.inference.source import prepare_source
+from core.model.transformer import Transformer
+from core.text.pipeline import TextPipeline
 
 FIXED_STEPS = 30  # the goal: cached >= 2x full recompute on 30-token outputs
 

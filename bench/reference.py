@@ -7,11 +7,11 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from core.config import ModelConfig
-from core.layers import PositionalEncoding, TokenEmbedding
-from core.masks import causal_mask
-from core.text import PAD_ID
-from core.transformer import Transformer
+from core.model.config import ModelConfig
+from core.model.layers import PositionalEncoding, TokenEmbedding
+from core.model.masks import causal_mask
+from core.model.transformer import Transformer
+from core.text.vocab import PAD_ID
 
 
 class TorchReference(nn.Module):

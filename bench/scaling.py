@@ -9,9 +9,10 @@ from typing import Any
 
 from bench.decoders import greedy
 from bench.timing import median, timed
-from core.decoding import prepare_source, trace
-from core.text import TextPipeline
-from core.transformer import Transformer
+from core.inference.source import prepare_source
+from core.inference.trace import trace
+from core.model.transformer import Transformer
+from core.text.pipeline import TextPipeline
 
 LENGTHS = (5, 10, 20, 30, 40, 50, 60)
 

@@ -12,8 +12,8 @@ from torch import Tensor, nn
 from bench.reference import from_ours
 from bench.timing import median, timed
 from bench.workload import Workload
-from core.text import PAD_ID
-from core.transformer import Transformer
+from core.model.transformer import Transformer
+from core.text.vocab import PAD_ID
 
 CRITERION = nn.CrossEntropyLoss(ignore_index=PAD_ID, label_smoothing=0.1)
 

@@ -8,10 +8,11 @@ from pathlib import Path
 
 from torch import Tensor
 
-from core.checkpoint import LoadedModel
-from core.config import TrainConfig
-from core.data import Split, iterate_batches, read_pairs, split_by_english
-from core.train import encode_pairs
+from core.io.checkpoint import LoadedModel
+from core.text.batches import iterate_batches
+from core.text.data import Split, read_pairs, split_by_english
+from core.training.config import TrainConfig
+from core.training.data import encode_pairs
 
 
 @dataclass

@@ -11,23 +11,11 @@ import sys
 import time
 from collections.abc import Sequence
 
-import sacrebleu
-
-from core.checkpoint import CheckpointError, load_checkpoint
-from core.data import group_references, read_pairs, split_by_english
-from core.decoding import translate
-from core.paths import DEFAULT_CHECKPOINT
-
-
-def score(hypotheses: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
-    """Corpus BLEU (tokenize="zh") and chrF; each hypothesis has one or more references."""
-    if not hypotheses:
-        raise ValueError("no sentences to score")
-    width = max(len(r) for r in references)
-    streams = [[refs[i] if i < len(refs) else None for refs in references] for i in range(width)]
-    bleu = sacrebleu.corpus_bleu(list(hypotheses), streams, tokenize="zh")
-    chrf = sacrebleu.corpus_chrf(list(hypotheses), streams)
-    return {"bleu": round(bleu.score, 2), "chrf": round(chrf.score, 2)}
+from core.inference.batch import translate
+from core.io.checkpoint import CheckpointError, load_checkpoint
+from core.io.paths import DEFAULT_CHECKPOINT
+from core.text.data import group_references, read_pairs, split_by_english
+from core.training.scoring import score
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -52,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 2
     pairs, report = read_pairs(args.data)
     if args.split != "all":
-        train_config = loaded.card.get("train_config", {})
+        train_config = loaded.model_card.train_config
         if not {"dev_size", "test_size", "seed"} <= set(train_config):
             print("error: the checkpoint's card records no split; use --split all", file=sys.stderr)
             return 2

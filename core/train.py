@@ -1,265 +1,39 @@
-"""Training: label smoothing, AdamW with warmup + cosine decay, clipping, length-bucketed batches.
+"""Train an English->Chinese model and write its checkpoint with a card.
 
 python -m core.train --data ../shared/data/cmn.txt --out model.safetensors [options]
 
 Each epoch reports dev loss and dev BLEU, keeps the best checkpoint (by dev BLEU), snapshots the
 cross-attention of a few probe sentences into the card, and saves a resume state next to --out.
 Ctrl-C stops cleanly: the best checkpoint so far stays usable, and --resume continues.
-Data-parallel on N processes: torchrun --nproc_per_node N -m core.train ... (core/distributed.py).
+Data-parallel on N processes: torchrun --nproc_per_node N -m core.train ... (core/training/distributed.py).
 """
 
 from __future__ import annotations
 
 import argparse
-import math
 import random
 import shlex
 import sys
 import time
-from collections import defaultdict
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import asdict
-from datetime import datetime, timezone
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 import torch
-from torch import nn
-from torch.nn.parallel import DistributedDataParallel
-from tqdm import tqdm
 
-from core.architectures import Seq2Seq, build_model
-from core.checkpoint import save_checkpoint
-from core.config import ARCHS, ZH_TOKENIZERS, ModelConfig, TrainConfig
-from core.data import Pair, bucket_batches, file_sha256, group_references, iterate_batches, read_pairs, split_by_english
-from core.decoding import trace, translate
-from core.distributed import SINGLE_PROCESS, Workers, start, stop
-from core.evaluate import score
-from core.text import PAD_ID, TextPipeline
-from core.vocab_build import build_pipeline
+from core.io.card import DataInfo, HeldOutScores, ModelCard, SplitSize, SplitSizes, VocabInfo
+from core.model.config import ModelConfig
+from core.model.registry import ARCHITECTURES, build_model, spec_for
+from core.text.data import group_references
+from core.text.tokenize import ZH_TOKENIZERS
+from core.training.config import TrainConfig
+from core.training.data import PreparedData, prepare_data
+from core.training.distributed import Workers, start, stop
+from core.training.saving import RunWriter
+from core.training.trainer import Trainer
 
-PROBE_SENTENCES = ("I like to read books.", "Tom is taller than Mary.", "Where is the train station?")
-
-Callback = Callable[["Trainer", dict[str, Any]], None]
-
-
-Example = tuple[list[int], list[int]]  # (source ids ending in <eos>, <bos> target ids <eos>)
-
-
-def encode_pairs(pairs: Sequence[Pair], pipeline: TextPipeline, config: TrainConfig) -> tuple[list[Example], int]:
-    """(source ids, target ids) for training; pairs longer than the configured limits are skipped and counted."""
-    examples, skipped = [], 0
-    for pair in pairs:
-        src, tgt = pipeline.source_tokens(pair.en), pipeline.target_tokens(pair.zh)
-        if not src or not tgt or len(src) > config.max_src_len or len(tgt) > config.max_tgt_len:
-            skipped += 1
-            continue
-        examples.append((pipeline.source_ids(src), pipeline.target_ids(tgt)))
-    return examples, skipped
-
-
-def warmup_cosine(step: int, warmup: int, total: int, floor: float = 0.05) -> float:
-    """LR multiplier: linear warmup to 1, then cosine decay to `floor`."""
-    if step < warmup:
-        return (step + 1) / warmup
-    progress = min(1.0, (step - warmup) / max(1, total - warmup))
-    return floor + (1 - floor) * 0.5 * (1 + math.cos(math.pi * progress))
-
-
-class Trainer:
-    """Owns the model, optimizer and loop. Callbacks (minGPT style) receive progress events:
-    'on_batch_end' {step, loss, lr, tokens_per_s} and 'on_epoch_end' {the history row}."""
-
-    def __init__(
-        self,
-        model: Seq2Seq,
-        pipeline: TextPipeline,
-        config: TrainConfig,
-        train_examples: list[Example],
-        dev_pairs: Sequence[Pair],
-        device: torch.device,
-        workers: Workers = SINGLE_PROCESS,
-    ):
-        self.model = model.to(device)
-        self.workers = workers
-        # Under torchrun, DDP averages the gradients of the processes' slices during backward.
-        self.train_model: nn.Module = (
-            DistributedDataParallel(self.model, device_ids=[device] if device.type == "cuda" else None)
-            if workers.distributed
-            else self.model
-        )
-        self.pipeline = pipeline
-        self.config = config
-        self.device = device
-        self.train_examples = train_examples
-        self.dev_sources, self.dev_references = group_references(dev_pairs)
-        self.dev_examples, _ = encode_pairs(dev_pairs, pipeline, config)
-        decay = [p for n, p in model.named_parameters() if p.dim() >= 2 and "embed" not in n]
-        no_decay = [p for n, p in model.named_parameters() if p.dim() < 2 or "embed" in n]
-        self.optimizer = torch.optim.AdamW(
-            [{"params": decay, "weight_decay": config.weight_decay}, {"params": no_decay, "weight_decay": 0.0}],
-            lr=config.lr,
-            betas=(0.9, 0.98),
-            eps=1e-9,
-        )
-        self.steps_per_epoch = len(bucket_batches([len(s) + len(t) for s, t in train_examples], config.max_tokens))
-        self.total_steps = self.steps_per_epoch * config.epochs
-        # Summed, then divided by the global batch's target tokens: one process on the whole batch and
-        # N processes on its slices then take the same step (the per-token mean of the whole batch).
-        self.criterion = nn.CrossEntropyLoss(
-            ignore_index=PAD_ID, label_smoothing=config.label_smoothing, reduction="sum"
-        )
-        self.step = 0
-        self.epoch = 0
-        self.history: list[dict[str, Any]] = []
-        self.snapshots: list[dict[str, Any]] = []
-        self.best: dict[str, Any] = {"dev_bleu": -1.0, "epoch": 0, "state": None}
-        self.callbacks: dict[str, list[Callback]] = defaultdict(list)
-
-    def add_callback(self, event: str, callback: Callback) -> None:
-        self.callbacks[event].append(callback)
-
-    def _emit(self, event: str, info: dict[str, Any]) -> None:
-        for callback in self.callbacks[event]:
-            callback(self, info)
-
-    def _set_lr(self) -> float:
-        lr = self.config.lr * warmup_cosine(self.step, self.config.warmup_steps, self.total_steps)
-        for group in self.optimizer.param_groups:
-            group["lr"] = lr
-        return lr
-
-    def train_epoch(self, deadline: float | None) -> float:
-        """One pass over the training data; returns the mean label-smoothed loss per target token."""
-        self.model.train()
-        rng = random.Random(self.config.seed * 1000 + self.epoch)
-        total_loss, total_tokens, started = 0.0, 0, time.perf_counter()
-        bar = tqdm(
-            iterate_batches(self.train_examples, self.config.max_tokens, rng),
-            total=self.steps_per_epoch,
-            desc=f"epoch {self.epoch + 1}",
-            leave=False,
-            file=sys.stderr,
-            mininterval=2,
-            disable=not self.workers.is_main,
-        )
-        for batch_src, batch_tgt in bar:
-            tokens = int((batch_tgt[:, 1:] != PAD_ID).sum())  # of the global batch, known to every process
-            src, tgt, weight = self.workers.shard(batch_src, batch_tgt)
-            src, tgt = src.to(self.device), tgt.to(self.device)
-            lr = self._set_lr()
-            logits = self.train_model(src, tgt[:, :-1]).logits
-            summed = self.criterion(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1))
-            # DDP averages gradients over processes, hence the factor world_size.
-            loss = summed * (weight * self.workers.world_size / tokens)
-            self.optimizer.zero_grad(set_to_none=True)
-            loss.backward()
-            nn.utils.clip_grad_norm_(self.model.parameters(), self.config.clip_norm)
-            self.optimizer.step()
-            self.step += 1
-            batch_loss = self.workers.sum(weight * summed.item(), self.device) / tokens
-            total_loss += batch_loss * tokens
-            total_tokens += tokens
-            tokens_per_s = total_tokens / (time.perf_counter() - started)
-            bar.set_postfix(loss=f"{batch_loss:.3f}", lr=f"{lr:.2e}", tok_s=f"{tokens_per_s:.0f}", refresh=False)
-            self._emit("on_batch_end", {"step": self.step, "loss": batch_loss, "lr": lr, "tokens_per_s": tokens_per_s})
-            # The deadline is the same everywhere, so without one no process needs to ask the others.
-            if deadline and self.workers.any(time.perf_counter() > deadline, self.device):
-                break
-        return total_loss / max(1, total_tokens)
-
-    @torch.no_grad()
-    def dev_loss(self) -> float:
-        """Plain cross-entropy per target token (no label smoothing), teacher-forced."""
-        self.model.eval()
-        criterion = nn.CrossEntropyLoss(ignore_index=PAD_ID, reduction="sum")
-        total, tokens = 0.0, 0
-        for src, tgt in iterate_batches(self.dev_examples, self.config.max_tokens):
-            src, tgt = src.to(self.device), tgt.to(self.device)
-            logits = self.model(src, tgt[:, :-1]).logits
-            total += criterion(logits.reshape(-1, logits.size(-1)), tgt[:, 1:].reshape(-1)).item()
-            tokens += int((tgt[:, 1:] != PAD_ID).sum())
-        return total / max(1, tokens)
-
-    def evaluate(self, sources: Sequence[str], references: Sequence[Sequence[str]]) -> dict[str, float]:
-        self.model.eval()
-        hypotheses = [t.text for t in translate(self.model, self.pipeline, sources)]
-        return score(hypotheses, references)
-
-    def snapshot_probes(self) -> None:
-        """Cross-attention of the probe sentences, averaged over layers and heads, 3 decimals."""
-        self.model.eval()
-        items = []
-        for sentence in PROBE_SENTENCES:
-            t = trace(self.model, self.pipeline, sentence)
-            cross = t.cross.mean(dim=(0, 1))
-            items.append(
-                {
-                    "source_tokens": t.source.tokens,
-                    "decoder_tokens": t.decoder_tokens,
-                    "cross": [[round(x, 3) for x in row] for row in cross.tolist()],
-                }
-            )
-        self.snapshots.append({"epoch": self.epoch, "probes": items})
-
-    def fit(self, deadline: float | None = None, on_best: Callable[[], None] | None = None) -> None:
-        """Train epoch by epoch; after each, the main process evaluates on dev and keeps the best."""
-        while self.epoch < self.config.epochs:
-            started = time.perf_counter()
-            train_loss = self.train_epoch(deadline)
-            self.epoch += 1
-            if self.workers.is_main:
-                self._end_epoch(train_loss, started, on_best)
-            if deadline and self.workers.any(time.perf_counter() > deadline, self.device):
-                if self.workers.is_main:
-                    tqdm.write(f"time budget reached after epoch {self.epoch}", file=sys.stderr)
-                break
-
-    def _end_epoch(self, train_loss: float, started: float, on_best: Callable[[], None] | None) -> None:
-        dev = self.evaluate(self.dev_sources, self.dev_references)
-        row = {
-            "epoch": self.epoch,
-            "train_loss": round(train_loss, 4),
-            "dev_loss": round(self.dev_loss(), 4),
-            "dev_bleu": dev["bleu"],
-            "dev_chrf": dev["chrf"],
-            "lr": self.optimizer.param_groups[0]["lr"],
-            "seconds": round(time.perf_counter() - started, 1),
-        }
-        self.history.append(row)
-        self.snapshot_probes()
-        tqdm.write(
-            f"epoch {row['epoch']}: train loss {row['train_loss']:.3f}, dev loss {row['dev_loss']:.3f}, dev BLEU {row['dev_bleu']:.2f}, {row['seconds']:.0f} s",
-            file=sys.stderr,
-        )
-        if dev["bleu"] > self.best["dev_bleu"]:
-            self.best = {
-                "dev_bleu": dev["bleu"],
-                "epoch": self.epoch,
-                "state": {k: v.detach().clone() for k, v in self.model.state_dict().items()},
-            }
-            if on_best:
-                on_best()
-        self._emit("on_epoch_end", row)
-
-    def state(self) -> dict[str, Any]:
-        """Everything --resume needs (loaded back with torch.load(weights_only=True))."""
-        return {
-            "model": self.model.state_dict(),
-            "optimizer": self.optimizer.state_dict(),
-            "step": self.step,
-            "epoch": self.epoch,
-            "history": self.history,
-            "snapshots": self.snapshots,
-            "best": self.best,
-        }
-
-    def load_state(self, state: dict[str, Any]) -> None:
-        self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
-        self.step, self.epoch = state["step"], state["epoch"]
-        self.history, self.snapshots, self.best = state["history"], state["snapshots"], state["best"]
+MODEL_INT_OPTIONS = ("d_model", "n_heads", "n_enc_layers", "n_dec_layers", "d_ff", "max_len")
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -276,26 +50,65 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     )
     parser.add_argument(
         "--arch",
-        choices=ARCHS,
+        choices=list(ARCHITECTURES),
         default="transformer",
         help="transformer, or rnn: GRU encoder-decoder with Bahdanau attention (--n-heads is then 1)",
     )
     model_defaults = ModelConfig(0, 0)
-    for name in ("d_model", "n_heads", "n_enc_layers", "n_dec_layers", "d_ff", "max_len"):
+    for name in MODEL_INT_OPTIONS:
         parser.add_argument("--" + name.replace("_", "-"), type=int, default=getattr(model_defaults, name))
     parser.add_argument("--dropout", type=float, default=model_defaults.dropout)
     parser.add_argument("--pre-ln", action="store_true", help="pre-LayerNorm residual blocks (default post-LN)")
     parser.add_argument(
         "--no-tie", action="store_true", help="separate output projection instead of the tied target embedding"
     )
-    train_defaults = TrainConfig()
-    for name, value in asdict(train_defaults).items():
+    for name, value in asdict(TrainConfig()).items():
         option = "--" + name.replace("_", "-")
         if name == "zh_tokenizer":
             parser.add_argument(option, choices=ZH_TOKENIZERS, default=value, help="Chinese target units")
         else:
             parser.add_argument(option, type=type(value), default=value)
     return parser.parse_args(argv)
+
+
+def model_config_from_args(args: argparse.Namespace, data: PreparedData) -> ModelConfig:
+    """The options, the vocabulary sizes, and whatever the architecture fixes (the GRU: one head)."""
+    options = {name: getattr(args, name) for name in MODEL_INT_OPTIONS}
+    options.update(spec_for(args.arch).fixed_config)
+    return ModelConfig(
+        src_vocab_size=len(data.pipeline.src_vocab),
+        tgt_vocab_size=len(data.pipeline.tgt_vocab),
+        dropout=args.dropout,
+        norm_first=args.pre_ln,
+        tie_embeddings=not args.no_tie,
+        arch=args.arch,
+        **options,
+    )
+
+
+def initial_card(
+    argv: Sequence[str], model_config: ModelConfig, train_config: TrainConfig, data: PreparedData, device, workers
+) -> ModelCard:
+    """What the card knows before the first epoch: how to reproduce the run, on which data."""
+    sizes = data.split.sizes()
+    return ModelCard(
+        command="python -m core.train " + shlex.join(argv),
+        model_config=model_config.to_dict(),
+        train_config=train_config.to_dict(),
+        data=DataInfo(
+            file=data.path.name,
+            sha256=data.sha256,
+            pairs=data.report.pairs,
+            malformed_lines=data.report.malformed,
+            limit_pairs=data.limit_pairs,
+        ),
+        split=SplitSizes(**{name: SplitSize(**size) for name, size in sizes.items()}),
+        skipped_long_pairs=data.skipped,
+        vocab=VocabInfo(len(data.pipeline.src_vocab), len(data.pipeline.tgt_vocab), data.pipeline.zh_tokenizer),
+        torch=torch.__version__,
+        device=str(device),
+        processes=workers.world_size,
+    )
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -316,102 +129,47 @@ def run(args: argparse.Namespace, argv: list[str], workers: Workers, device: tor
     torch.manual_seed(train_config.seed)  # same seed everywhere: every process builds the same model
     random.seed(train_config.seed)
     say = partial(print, file=sys.stderr) if workers.is_main else (lambda *_, **__: None)
-
-    pairs, report = read_pairs(args.data)
-    say(f"data: {report.summary()}")
-    for example in report.malformed_examples:
-        say(f"  malformed {example}")
-    if args.limit_pairs:
-        pairs = pairs[: args.limit_pairs]
-    split = split_by_english(pairs, train_config.dev_size, train_config.test_size, train_config.seed)
-    pipeline = build_pipeline(split.train, train_config.zh_tokenizer, train_config.min_freq)
-    train_examples, skipped = encode_pairs(split.train, pipeline, train_config)
-    say(
-        f"split: {split.sizes()}; vocab {len(pipeline.src_vocab)} en / {len(pipeline.tgt_vocab)} zh; {skipped} over-long training pairs skipped"
-    )
-
-    model_config = ModelConfig(
-        src_vocab_size=len(pipeline.src_vocab),
-        tgt_vocab_size=len(pipeline.tgt_vocab),
-        d_model=args.d_model,
-        n_heads=1 if args.arch == "rnn" else args.n_heads,
-        n_enc_layers=args.n_enc_layers,
-        n_dec_layers=args.n_dec_layers,
-        d_ff=args.d_ff,
-        dropout=args.dropout,
-        max_len=args.max_len,
-        norm_first=args.pre_ln,
-        tie_embeddings=not args.no_tie,
-        arch=args.arch,
-    )
-    trainer = Trainer(build_model(model_config), pipeline, train_config, train_examples, split.dev, device, workers)
-    out = Path(args.out)
-    state_path = out.with_name(out.name + ".state.pt")
+    data = prepare_data(args.data, train_config, args.limit_pairs, say)
+    model_config = model_config_from_args(args, data)
+    model = build_model(model_config)
+    trainer = Trainer(model, data.pipeline, train_config, data.train_examples, data.split.dev, device, workers)
+    card = initial_card(argv, model_config, train_config, data, device, workers)
+    writer = RunWriter(Path(args.out), model_config, card, half=not args.full_precision, started=started)
     if args.resume:
-        trainer.load_state(torch.load(state_path, map_location=device, weights_only=True))
-        say(f"resumed from {state_path} after epoch {trainer.epoch}")
-
-    card = {
-        "command": "python -m core.train " + shlex.join(argv),
-        "model_config": model_config.to_dict(),
-        "train_config": train_config.to_dict(),
-        "data": {
-            "file": Path(args.data).name,
-            "sha256": file_sha256(args.data),
-            "pairs": report.pairs,
-            "malformed_lines": report.malformed,
-            "limit_pairs": args.limit_pairs,
-        },
-        "split": split.sizes(),
-        "skipped_long_pairs": skipped,
-        "vocab": {
-            "src": len(pipeline.src_vocab),
-            "tgt": len(pipeline.tgt_vocab),
-            "tgt_tokenizer": pipeline.zh_tokenizer,
-        },
-        "torch": torch.__version__,
-        "device": str(device),
-        "processes": workers.world_size,
-    }
-    half = not args.full_precision
-
-    def write(weights: dict[str, torch.Tensor] | None = None, **extra: Any) -> None:
-        model = build_model(model_config)
-        model.load_state_dict(weights if weights is not None else trainer.model.state_dict())
-        full_card = {
-            **card,
-            "history": trainer.history,
-            "best_epoch": trainer.best["epoch"],
-            "attention_snapshots": {"probes": list(PROBE_SENTENCES), "epochs": trainer.snapshots},
-            "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "training_minutes": round((time.perf_counter() - started) / 60, 1),
-            **extra,
-        }
-        save_checkpoint(out, model, pipeline, full_card, half=half)
-        torch.save(trainer.state(), state_path)
+        trainer.load_state(torch.load(writer.state_path, map_location=device, weights_only=True))
+        say(f"resumed from {writer.state_path} after epoch {trainer.epoch}")
 
     deadline = started + train_config.max_minutes * 60 if train_config.max_minutes else None
     try:
-        trainer.fit(deadline, on_best=lambda: write(trainer.best["state"]))
+        trainer.fit(deadline, on_best=lambda: writer.write(trainer, trainer.best.state))
     except KeyboardInterrupt:
         say("\ninterrupted: keeping the best checkpoint so far")
         if not workers.is_main:
             return 130
-        if trainer.best["state"] is None:
-            write(status="interrupted before the first epoch ended")
+        if trainer.best.state is None:
+            writer.write(trainer, status="interrupted before the first epoch ended")
             return 130
     if not workers.is_main:
         return 0
-    if trainer.best["state"] is not None:
-        trainer.model.load_state_dict(trainer.best["state"])
-    test_sources, test_references = group_references(split.test)
-    test = trainer.evaluate(test_sources, test_references) if test_sources else {}
-    test.update(
-        {"sentences": len(test_sources), "references": sum(len(r) for r in test_references), "decoding": "greedy"}
-    )
-    write(trainer.best["state"], test=test)
-    say(f"test: {test}; wrote {out}")
+    if trainer.best.state is not None:
+        trainer.model.load_state_dict(trainer.best.state)
+    test = held_out_scores(trainer, data)
+    writer.write(trainer, trainer.best.state, test=test)
+    say(f"test: {asdict(test)}; wrote {args.out}")
     return 0
+
+
+def held_out_scores(trainer: Trainer, data: PreparedData) -> HeldOutScores:
+    """The best model on the held-out test split, greedy, measured once when training ends."""
+    sources, references = group_references(data.split.test)
+    scores = trainer.evaluate(sources, references) if sources else {}
+    return HeldOutScores(
+        bleu=scores.get("bleu"),
+        chrf=scores.get("chrf"),
+        sentences=len(sources),
+        references=sum(len(r) for r in references),
+        decoding="greedy",
+    )
 
 
 if __name__ == "__main__":

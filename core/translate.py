@@ -14,31 +14,12 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from core.checkpoint import CheckpointError, LoadedModel, load_checkpoint
-from core.decoding import EmptyInputError, beam_search_ids, model_info, prepare_source, trace, translate
-from core.paths import DEFAULT_CHECKPOINT
-
-
-def empty_trace(loaded: LoadedModel, text: str) -> dict[str, Any]:
-    """A schema-valid trace with no tokens, for a line with nothing to translate."""
-    layers = lambda n: [[[] for _ in range(loaded.config.n_heads)] for _ in range(n)]  # noqa: E731
-    if loaded.config.arch == "rnn":  # one additive cross-attention, no self-attention
-        attention = {"encoder": [], "decoder": [], "cross": layers(1)}
-    else:
-        attention = {
-            "encoder": layers(loaded.config.n_enc_layers),
-            "decoder": layers(loaded.config.n_dec_layers),
-            "cross": layers(loaded.config.n_dec_layers),
-        }
-    return {
-        "source": text,
-        "source_tokens": [],
-        "decoder_tokens": [],
-        "translation": "",
-        "steps": [],
-        "attention": attention,
-        "model": model_info(loaded.model, loaded.pipeline),
-    }
+from core.inference.batch import translate
+from core.inference.beam import beam_search_ids
+from core.inference.source import EmptyInputError, prepare_source
+from core.inference.trace import empty_trace_json, trace
+from core.io.checkpoint import CheckpointError, LoadedModel, load_checkpoint
+from core.io.paths import DEFAULT_CHECKPOINT
 
 
 def trace_line(loaded: LoadedModel, text: str, beam: int) -> dict[str, Any]:
@@ -51,7 +32,7 @@ def trace_line(loaded: LoadedModel, text: str, beam: int) -> dict[str, Any]:
             forced = loaded.pipeline.tgt_vocab.decode(ids, strip_specials=False) + ["<eos>"]
         result = trace(loaded.model, loaded.pipeline, text, forced=forced)
     except EmptyInputError:
-        return empty_trace(loaded, text)
+        return empty_trace_json(loaded.model, loaded.pipeline, text)
     for notice in result.source.notices:
         print(f"notice: {notice}", file=sys.stderr)
     return result.to_json()

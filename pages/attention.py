@@ -4,31 +4,32 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import figures, views
-from pages import common
+from core.explain import views
+from core.figures import attention as figures
+from core.model.registry import ATTENTION_KINDS, KIND_BY_LABEL, spec_for
+from pages.ui import display, page
+from pages.ui.widgets import layer_head_pickers
 
-page = common.start_page("Attention, head by head")
-large, loaded, trace = page.large, page.loaded, page.trace
+context = page.start_page("Attention, head by head")
+loaded, trace = context.loaded, context.trace
 st.caption(f"Translation: {trace.translation}")
 
-kinds = [views.KINDS[kind] for kind in views.KINDS if views.layer_stack(trace, kind).shape[0]]
+spec = spec_for(loaded.config.arch)
+kinds = [ATTENTION_KINDS[kind] for kind in spec.attention_kinds(loaded.config)]
 if st.session_state.get("kind") not in (None, *kinds):
     del st.session_state["kind"]  # e.g. a link to encoder attention, opened with the GRU model
-if len(kinds) < len(views.KINDS):
-    st.info(
-        "This GRU model has one attention, from the decoder to the source (Bahdanau's additive attention): "
-        "no self-attention, no heads, no layers of attention."
-    )
+if "heads" in spec.lacks:
+    st.info(spec.lacks["heads"])
 label = st.segmented_control(
     "Attention",
     kinds,
-    default=views.KINDS["cross"],
+    default=ATTENTION_KINDS["cross"],
     key="kind",
     bind="query-params",
     required=True,
 )
-kind = views.KIND_BY_LABEL[label]
-layer, head = common.layer_head_pickers(*views.layer_stack(trace, kind).shape[:2])
+kind = KIND_BY_LABEL[label]
+layer, head = layer_head_pickers(*views.layer_stack(trace, kind).shape[:2])
 chinese_axes = {"encoder": (False, False), "decoder": (True, True), "cross": (True, False)}[kind]
 group = False
 if loaded.pipeline.zh_tokenizer == "char" and any(chinese_axes):
@@ -47,11 +48,8 @@ if kind != "encoder":
 view = views.select(trace, kind, layer, head)
 if group:
     view = views.group_view(view, *chinese_axes)
-st.plotly_chart(
-    common.styled(
-        figures.attention_heatmap(view.matrix, view.query_tokens, view.key_tokens, view.title, zmax=1.0), large
-    ),
-    key="main_heatmap",
+display.chart(
+    figures.attention_heatmap(view.matrix, view.query_tokens, view.key_tokens, view.title, zmax=1.0), "main_heatmap"
 )
 st.download_button(
     "Download this map (CSV)", views.to_csv(view), file_name=f"attention_{kind}_layer{layer + 1}.csv", mime="text/csv"
@@ -63,6 +61,6 @@ st.subheader("All heads at once")
 st.caption(
     "Rows are layers, columns are heads (same colour scale, 0 to 1). Choose a layer and head above to enlarge one."
 )
-st.plotly_chart(common.styled(figures.heads_grid(stack, rows, cols, views.KINDS[kind]), large), key="heads_grid")
+display.chart(figures.heads_grid(stack, rows, cols, ATTENTION_KINDS[kind]), "heads_grid")
 st.subheader("Each layer, averaged over its heads")
-st.plotly_chart(common.styled(figures.layer_means(stack, rows, cols), large), key="layer_means")
+display.chart(figures.layer_means(stack, rows, cols), "layer_means")

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import figures_masks, mask_lab, views
-from pages import common
+from core.explain import mask_lab
+from core.figures import masks as figures_masks
+from core.model.registry import ATTENTION_KINDS, KIND_BY_LABEL
+from pages.ui import caches, display, page
+from pages.ui.widgets import MAX_CHARS, layer_head_pickers
 
-page = common.start_page("Masks")
-large, loaded, model_key, trace = page.large, page.loaded, page.model_key, page.trace
-common.transformer_only(
-    loaded, "padding-and-causal masks of multi-head attention (its additive attention masks only source padding)"
-)
+context = page.start_page("Masks")
+loaded, trace = context.loaded, context.trace
+page.require(loaded, "masks")
 
 st.header("A real batch")
 default_partner = mask_lab.partner_sentence(len(trace.source.ids))
@@ -20,23 +21,20 @@ partner = st.text_input(
     "Second sentence in the batch",
     value=default_partner,
     key="partner",
-    max_chars=common.MAX_CHARS,
+    max_chars=MAX_CHARS,
     help="Batched with yours, so the shorter one is padded with <pad>.",
 )
 sentences = (trace.source.text, partner or default_partner)
-batch = common.cached_mask_batch(loaded, model_key, sentences)
+batch = caches.cached_mask_batch(loaded, sentences)
 if batch is None:
     st.stop()
 if not batch.has_padding:
     st.info("Both sentences have the same number of tokens, so nothing is padded. Try a longer or shorter one.")
-st.plotly_chart(
-    common.styled(
-        figures_masks.batch_padding(
-            batch.padding_rows(), batch.src_tokens, batch.sentences, "Source batch (encoder input)"
-        ),
-        large,
+display.chart(
+    figures_masks.batch_padding(
+        batch.padding_rows(), batch.src_tokens, batch.sentences, "Source batch (encoder input)"
     ),
-    key="batch_source",
+    "batch_source",
 )
 st.caption(
     "Sentences of different lengths share one tensor, so the shorter is filled with <pad> (grey). The padding mask "
@@ -52,30 +50,23 @@ masks = batch.masks(row)
 columns = st.columns(2)
 for index, (name, label) in enumerate(mask_lab.MASK_NAMES.items()):
     query_tokens, key_tokens = batch.axes(name, row)
-    columns[index % 2].plotly_chart(
-        common.styled(figures_masks.mask_heatmap(masks[name], query_tokens, key_tokens, label), large),
-        key=f"mask_{name}",
-    )
+    with columns[index % 2]:
+        display.chart(figures_masks.mask_heatmap(masks[name], query_tokens, key_tokens, label), f"mask_{name}")
 
 st.header("Inside one head: QKᵀ → ÷√d_k → mask → softmax")
 label = st.segmented_control(
-    "Attention", list(views.KINDS.values()), default=views.KINDS["decoder"], key="mask_kind", required=True
+    "Attention", list(ATTENTION_KINDS.values()), default=ATTENTION_KINDS["decoder"], key="mask_kind", required=True
 )
-kind = views.KIND_BY_LABEL[label]
+kind = KIND_BY_LABEL[label]
 n_layers = loaded.config.n_enc_layers if kind == "encoder" else loaded.config.n_dec_layers
-layer, head = common.layer_head_pickers(
-    n_layers, loaded.config.n_heads, allow_mean=False, keys=("mask_layer", "mask_head")
-)
-stages = common.cached_score_pipeline(loaded, model_key, sentences, kind, layer, head, row)
+layer, head = layer_head_pickers(n_layers, loaded.config.n_heads, allow_mean=False, keys=("mask_layer", "mask_head"))
+stages = caches.cached_score_pipeline(loaded, sentences, kind, layer, head, row)
 query_tokens, key_tokens = batch.axes(kind, row)
-st.plotly_chart(
-    common.styled(
-        figures_masks.score_stages(
-            stages.raw, stages.scaled, stages.masked, stages.weights, query_tokens, key_tokens, stages.d_k
-        ),
-        large,
+display.chart(
+    figures_masks.score_stages(
+        stages.raw, stages.scaled, stages.masked, stages.weights, query_tokens, key_tokens, stages.d_k
     ),
-    key="score_stages",
+    "score_stages",
 )
 st.caption(
     f"The model's own tensors for sentence {row + 1}, {label}, layer {layer + 1}, head {head + 1}. Blocked cells "
@@ -83,11 +74,9 @@ st.caption(
 )
 
 st.subheader("What goes wrong with the wrong fill value")
-weights = {"−∞ (correct)": stages.weights, **stages.wrong}
-leaked = {name: float(stages.leaked_mass(w).max(initial=0.0)) for name, w in weights.items()}
-st.plotly_chart(
-    common.styled(figures_masks.fill_comparison(weights, leaked, stages.mask, query_tokens, key_tokens), large),
-    key="fill_comparison",
+leaked = stages.max_leaks()
+display.chart(
+    figures_masks.fill_comparison(stages.fills(), leaked, stages.mask, query_tokens, key_tokens), "fill_comparison"
 )
 worst = max(leaked, key=leaked.get)
 st.markdown(

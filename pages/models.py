@@ -6,10 +6,13 @@ from __future__ import annotations
 import pandas as pd
 import streamlit as st
 
-from core import figures, figures_training, model_card
-from pages import common, session_models
+from core.explain import compare, model_card
+from core.figures import attention as figures
+from core.figures import training as figures_training
+from pages.ui import display, page, session_models
+from pages.ui.widgets import sentence_box
 
-large = common.page_setup()
+page.page_setup()
 st.title("Models")
 
 st.header("Active model")
@@ -84,10 +87,10 @@ if uploaded:
     st.subheader(f"Intake report: {latest_label}")
     show_intake(uploaded[latest_label])
 
-loaded, _ = session_models.active_model()
+loaded = session_models.active_model()
 active = session_models.active_label()
 st.header(f"Model card: {active}")
-card = loaded.card
+card = loaded.model_card
 facts = model_card.card_facts(card)
 if facts:
     show_facts(facts)
@@ -99,9 +102,7 @@ if splits is not None:
     st.dataframe(splits, hide_index=True)
 history = model_card.history_frame(card)
 if history is not None:
-    st.plotly_chart(
-        common.styled(figures_training.training_curves(history, "Training, epoch by epoch"), large), key="curves"
-    )
+    display.chart(figures_training.training_curves(history, "Training, epoch by epoch"), "curves")
 
 snapshots = model_card.attention_snapshots(card)
 if snapshots:
@@ -117,14 +118,9 @@ if snapshots:
     maps = {m.sentence: m for m in dict(snapshots)[epoch]}
     if probe in maps:
         m = maps[probe]
-        st.plotly_chart(
-            common.styled(
-                figures.attention_heatmap(
-                    m.cross, m.decoder_tokens, m.source_tokens, f"epoch {epoch}: {probe}", zmax=1.0
-                ),
-                large,
-            ),
-            key="evolution",
+        display.chart(
+            figures.attention_heatmap(m.cross, m.decoder_tokens, m.source_tokens, f"epoch {epoch}: {probe}", zmax=1.0),
+            "evolution",
         )
 
 st.header("Compare two models")
@@ -132,16 +128,13 @@ st.caption("The Compare page sets the Transformer's attention beside the GRU's, 
 left, right = st.columns(2)
 first = left.selectbox("Model A", labels, index=0, key="compare_a")
 second = right.selectbox("Model B", labels, index=len(labels) - 1, key="compare_b")
-text = common.sentence_box()
+text = sentence_box()
 results = []
 for label in (first, second):
-    model, key = models[label]
-    trace = common.get_trace(model, key, text)
+    trace = page.get_trace(models[label], text)
     if trace is None:
         st.stop()
     results.append((label, trace))
-common.side_by_side(large, *((label, trace.translation) for label, trace in results))
-rows = {label: dict(model_card.config_rows(models[label][0])) for label in (first, second)}
-comparison = pd.DataFrame(rows).fillna("does not apply")
-comparison.columns = ["A", "B"]
+display.side_by_side(*((label, trace.translation) for label, trace in results))
+comparison = compare.config_table({"A": models[first], "B": models[second]})
 st.dataframe(comparison, width="stretch")

@@ -5,12 +5,15 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core import figures, figures_position, positional, views
-from pages import common
+from core.explain import positional, views
+from core.figures import attention as figures
+from core.figures import position as figures_position
+from core.model.intervention import POSITION_MODES, Intervention, shuffled_positions
+from pages.ui import caches, display, page
+from pages.ui.widgets import sentence_box
 
-large = common.page_setup()
-loaded, model_key = common.active_model()
-common.transformer_only(loaded, "positional encoding (a GRU reads the words in order)")
+loaded = page.page_setup()
+page.require(loaded, "positions")
 d_model, max_len = loaded.config.d_model, loaded.config.max_len
 st.title("Positional encoding")
 st.markdown(
@@ -24,19 +27,13 @@ st.latex(
 st.header("The table")
 length = st.slider("Positions shown", 8, max_len, min(60, max_len), key="pe_length")
 table = positional.pe_table(d_model, length)
-st.plotly_chart(
-    common.styled(figures_position.pe_heatmap(table, f"PE for positions 0–{length - 1} × {d_model} dimensions"), large),
-    key="pe_table",
-)
+display.chart(figures_position.pe_heatmap(table, f"PE for positions 0–{length - 1} × {d_model} dimensions"), "pe_table")
 st.caption("Left columns change fast with the position, right columns slowly: every pair of dimensions is a clock.")
 
 st.subheader("Each dimension is a wave")
 defaults = [d for d in (0, 1, 10, 40, d_model // 2) if d < d_model]
 dims = st.multiselect("Dimensions", list(range(d_model)), default=defaults, key="pe_dims")
-st.plotly_chart(
-    common.styled(figures_position.pe_dimensions(table, dims, positional.wavelengths(d_model).tolist()), large),
-    key="pe_lines",
-)
+display.chart(figures_position.pe_dimensions(table, dims, positional.wavelengths(d_model).tolist()), "pe_lines")
 st.caption(
     f"Wavelengths grow geometrically from 2π ≈ 6 positions (dimension 0) to about {positional.wavelengths(d_model)[-1]:,.0f} "
     f"(dimension {d_model - 1}), so nearby positions differ in the fast dimensions and distant ones in the slow."
@@ -46,14 +43,13 @@ st.subheader("Similarity depends only on distance")
 similarity = positional.similarity(table)
 spread = positional.diagonal_spread(similarity)
 left, right = st.columns(2)
-left.plotly_chart(common.styled(figures_position.pe_similarity(similarity, "PE · PEᵀ"), large), key="pe_similarity")
-right.plotly_chart(
-    common.styled(
+with left:
+    display.chart(figures_position.pe_similarity(similarity, "PE · PEᵀ"), "pe_similarity")
+with right:
+    display.chart(
         figures_position.distance_profile(*positional.distance_profile(table), "PE_0 · PE_k against the distance k"),
-        large,
-    ),
-    key="pe_distance",
-)
+        "pe_distance",
+    )
 st.markdown(
     f"PE_p · PE_q = Σ_j cos((p − q)·ω_j): it depends on p − q only, so every diagonal of the matrix is constant "
     f"(largest difference along a diagonal here: **{spread:.1e}**, float rounding, against a diagonal value of "
@@ -62,30 +58,25 @@ st.markdown(
 )
 
 st.header("Your sentence: embedding + position")
-text = common.sentence_box()
-trace = common.get_trace(loaded, model_key, text)
+text = sentence_box()
+trace = page.get_trace(loaded, text)
 if trace is None:
     st.stop()
-common.show_source(trace)
+display.show_source(trace)
 parts = positional.embedding_parts(loaded.model, trace.source.ids, trace.source.tokens)
-st.plotly_chart(
-    common.styled(
-        figures_position.embedding_parts(
-            parts.tokens,
-            {
-                "embedding × √d_model": parts.scaled,
-                "positional encoding": parts.positional,
-                "sum: encoder input": parts.total,
-            },
-        ),
-        large,
+display.chart(
+    figures_position.embedding_parts(
+        parts.tokens,
+        {
+            "embedding × √d_model": parts.scaled,
+            "positional encoding": parts.positional,
+            "sum: encoder input": parts.total,
+        },
     ),
-    key="pe_parts",
+    "pe_parts",
 )
 norms = parts.norms()
-st.plotly_chart(
-    common.styled(figures_position.vector_norms(parts.tokens, norms, "Vector lengths"), large), key="pe_norms"
-)
+display.chart(figures_position.vector_norms(parts.tokens, norms, "Vector lengths"), "pe_norms")
 mean = {label: sum(values) / len(values) for label, values in norms.items()}
 st.markdown(
     f"Each PE row has length √(d/2) = **{mean['positional encoding']:.1f}**. The learned embeddings are small "
@@ -98,41 +89,37 @@ st.header("Ablation: take the positions away")
 mode = st.radio(
     "Encoder input",
     ["removed", "shuffled"],
-    format_func=lambda m: positional.POSITION_MODES[m],
+    format_func=lambda m: POSITION_MODES[m],
     horizontal=True,
     key="pe_ablation",
 )
-ablated = common.cached_trace(loaded, model_key, text, source_positions=mode)
-common.side_by_side(
-    large,
+ablated = caches.cached_trace(loaded, text, intervention=Intervention(source_positions=mode))
+display.side_by_side(
     ("With positions (as trained)", trace.translation),
-    (f"With {positional.POSITION_MODES[mode]}", ablated.translation),
+    (f"With {POSITION_MODES[mode]}", ablated.translation),
 )
 tokens = trace.source.tokens
 if mode == "shuffled":
-    order = positional.shuffled_positions(len(tokens))
+    order = shuffled_positions(len(tokens))
     st.caption("Each token gets another token's position; the encoder now reads the sentence in this order:")
-    st.html(common.chips(positional.reading_order(tokens, order)))
+    st.html(display.chips(positional.reading_order(tokens, order)))
 else:
-    reversed_text = " ".join(reversed(trace.source.words))
-    flipped = common.cached_trace(loaded, model_key, reversed_text, source_positions="removed")
-    same = "the same translation" if flipped.translation == ablated.translation else "a different translation"
+    check = caches.cached_bag_of_words(loaded, text)
+    same = "the same translation" if check.same else "a different translation"
     st.markdown(
-        f"Without positions the encoder sees a **bag of words**: the words reversed (“{reversed_text}”) give "
-        f"**{same}**: {flipped.translation}"
+        f"Without positions the encoder sees a **bag of words**: the words reversed (“{check.reversed_text}”) give "
+        f"**{same}**: {check.translation}"
     )
 n_layers = loaded.config.n_enc_layers
 layer = st.select_slider("Encoder layer", list(range(1, n_layers + 1)), value=n_layers, key="pe_layer") - 1
 maps = [views.select(t, "encoder", layer, None) for t in (trace, ablated)]
 columns = st.columns(2)
-for column, view, caption in zip(columns, maps, ("with positions", positional.POSITION_MODES[mode])):
-    column.plotly_chart(
-        common.styled(
+for column, view, caption in zip(columns, maps, ("with positions", POSITION_MODES[mode])):
+    with column:
+        display.chart(
             figures.attention_heatmap(view.matrix, view.query_tokens, view.key_tokens, caption, zmax=1.0),
-            large,
-        ),
-        key=f"pe_attention_{caption}",
-    )
+            f"pe_attention_{caption}",
+        )
 st.caption(
     f"Encoder self-attention in layer {layer + 1}, mean of the heads. Only the encoder's input changes; "
     "the decoder keeps its own positions."

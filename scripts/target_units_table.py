@@ -11,9 +11,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from core.checkpoint import load_checkpoint  # noqa: E402
-from core.data import read_pairs, split_by_english  # noqa: E402
-from core.text import UNK_ID  # noqa: E402
+from core.io.checkpoint import load_checkpoint  # noqa: E402
+from core.text.data import read_pairs, split_by_english  # noqa: E402
+from core.text.vocab import UNK_ID  # noqa: E402
 
 
 def main() -> None:

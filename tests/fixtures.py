@@ -8,12 +8,15 @@ from pathlib import Path
 
 import torch
 
-from core.architectures import Seq2Seq, build_model
-from core.config import ModelConfig, TrainConfig
-from core.data import Pair, iterate_batches
-from core.text import PAD_ID, TextPipeline
-from core.train import encode_pairs
-from core.vocab_build import build_pipeline
+from core.model.base import Seq2Seq
+from core.model.config import ModelConfig
+from core.model.registry import build_model
+from core.text.batches import iterate_batches
+from core.text.data import Pair
+from core.text.pipeline import TextPipeline, build_pipeline
+from core.text.vocab import PAD_ID
+from core.training.config import TrainConfig
+from core.training.data import encode_pairs
 
 REAL_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cmn.txt"
 

@@ -5,7 +5,7 @@ import json
 import pytest
 from streamlit.testing.v1 import AppTest
 
-from core.paths import ROOT
+from core.io.paths import ROOT
 
 APP = str(ROOT / "app.py")
 

@@ -11,9 +11,9 @@ import safetensors.torch
 import torch
 from streamlit.testing.v1 import AppTest
 
-from core.checkpoint import load_checkpoint, save_checkpoint
-from core.paths import ROOT
-from pages.session_models import MAX_SESSION_UPLOADS, SHIPPED, SHIPPED_GRU
+from core.io.checkpoint import load_checkpoint, save_checkpoint
+from core.io.paths import ROOT
+from pages.ui.session_models import MAX_SESSION_UPLOADS, SHIPPED, SHIPPED_GRU
 
 APP = str(ROOT / "app.py")
 
@@ -178,7 +178,7 @@ def bad_files(shipped_bytes: bytes) -> list[tuple[str, bytes, str]]:
 
 
 def test_bad_uploads_say_why_and_change_nothing(tmp_path):
-    from core.paths import DEFAULT_CHECKPOINT
+    from core.io.paths import DEFAULT_CHECKPOINT
 
     at = open_page("models", text="Where is the train station?")
     for name, data, message in bad_files(DEFAULT_CHECKPOINT.read_bytes()):
@@ -206,9 +206,9 @@ def test_an_upload_in_one_session_never_reaches_another(memorised_file):
 @pytest.fixture(scope="module")
 def gru_file(tmp_path_factory) -> Path:
     """A tiny, untrained GRU + Bahdanau checkpoint: enough to prove uploads of that kind work."""
-    from core.architectures import build_model
-    from core.config import ModelConfig
-    from core.vocab_build import build_pipeline
+    from core.model.config import ModelConfig
+    from core.model.registry import build_model
+    from core.text.pipeline import build_pipeline
     from tests.fixtures import synthetic_pairs
 
     torch.manual_seed(0)

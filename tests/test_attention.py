@@ -3,8 +3,8 @@
 import torch
 from torch import nn
 
-from core.attention import MultiHeadAttention, scaled_dot_product_attention
-from core.masks import causal_mask, padding_mask
+from core.model.attention import MultiHeadAttention, scaled_dot_product_attention
+from core.model.masks import causal_mask, padding_mask
 
 D, H = 16, 4
 

@@ -9,10 +9,11 @@ import torch
 from bench.__main__ import main as bench_main
 from bench.decoders import DECODERS, greedy
 from bench.reference import from_ours
-from core.config import ModelConfig
-from core.decoding import greedy_ids, prepare_source
-from core.text import PAD_ID
-from core.transformer import Transformer
+from core.inference.greedy import greedy_ids
+from core.inference.source import prepare_source
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
+from core.text.vocab import PAD_ID
 from tests.fixtures import synthetic_pairs
 
 SRC = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, PAD_ID, PAD_ID]])

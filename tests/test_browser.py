@@ -44,7 +44,7 @@ def test_deep_link_then_translate_step_and_attention_in_a_browser():
 
 
 def test_upload_a_checkpoint_through_the_file_input_and_visit_every_page(trained_tiny, tmp_path):
-    from core.checkpoint import save_checkpoint
+    from core.io.checkpoint import save_checkpoint
 
     model, pipeline = trained_tiny
     checkpoint = save_checkpoint(tmp_path / "memorised.safetensors", model, pipeline)

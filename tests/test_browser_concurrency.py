@@ -10,9 +10,10 @@ from pathlib import Path
 
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
-from core.checkpoint import load_checkpoint
-from core.decoding import prepare_source, translate
-from core.paths import DEFAULT_CHECKPOINT
+from core.inference.batch import translate
+from core.inference.source import prepare_source
+from core.io.checkpoint import load_checkpoint
+from core.io.paths import DEFAULT_CHECKPOINT
 from tests.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
 
 pytestmark = needs_chromium

@@ -8,9 +8,10 @@ import pytest
 import safetensors.torch
 import torch
 
-from core.checkpoint import CheckpointError, build_metadata, load_checkpoint, save_checkpoint
-from core.text import SPECIALS, TextPipeline, Vocab
-from core.transformer import Transformer
+from core.io.checkpoint import CheckpointError, build_metadata, load_checkpoint, save_checkpoint
+from core.model.transformer import Transformer
+from core.text.pipeline import TextPipeline
+from core.text.vocab import SPECIALS, Vocab
 from tests.fixtures import tiny_config
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from core.checkpoint import load_checkpoint, save_checkpoint
+from core.io.checkpoint import load_checkpoint, save_checkpoint
 from tests.fixtures import synthetic_pairs, write_pairs
 from tests.trace_schema import validate_trace
 

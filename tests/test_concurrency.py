@@ -24,10 +24,12 @@ import numpy as np
 import pytest
 import torch
 
-from core import mask_lab, positional
-from core.checkpoint import LoadedModel
-from core.decoding import prepare_source, trace, translate
-from core.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
+from core.explain import mask_lab, positional
+from core.inference.batch import translate
+from core.inference.source import prepare_source
+from core.inference.trace import trace
+from core.io.checkpoint import LoadedModel
+from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
 
 pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
 
@@ -148,7 +150,7 @@ def run_together(jobs_per_thread: list[list[Callable[[], Any]]]) -> tuple[list[l
 def shared_models(paths: tuple[str, ...]) -> dict[str, LoadedModel]:
     """Every thread asks the app's cache for each model at the same moment: all must get the same object
     (st.cache_resource loads it once), exactly as concurrent first visits to a fresh server do."""
-    from pages.session_models import shipped_model
+    from pages.ui.session_models import shipped_model
 
     results, _, _ = run_together([[lambda path=path: shipped_model(path) for path in paths] for _ in range(THREADS)])
     for index, path in enumerate(paths):

@@ -4,7 +4,8 @@ import random
 
 import pytest
 
-from core.data import Pair, bucket_batches, group_references, iterate_batches, pad_batch, read_pairs, split_by_english
+from core.text.batches import bucket_batches, iterate_batches, pad_batch
+from core.text.data import Pair, group_references, read_pairs, split_by_english
 from tests.fixtures import REAL_DATA, synthetic_pairs, write_pairs
 
 

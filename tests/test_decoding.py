@@ -3,16 +3,12 @@
 import pytest
 import torch
 
-from core.decoding import (
-    MAX_SOURCE_TOKENS,
-    EmptyInputError,
-    beam_search_ids,
-    greedy_ids,
-    prepare_source,
-    trace,
-    translate,
-)
-from core.text import BOS_ID, EOS_ID
+from core.inference.batch import translate
+from core.inference.beam import beam_search_ids
+from core.inference.greedy import greedy_ids
+from core.inference.source import MAX_SOURCE_TOKENS, EmptyInputError, prepare_source
+from core.inference.trace import trace
+from core.text.vocab import BOS_ID, EOS_ID
 from tests.fixtures import synthetic_pairs
 from tests.trace_schema import validate_trace
 

@@ -7,12 +7,12 @@ import sys
 import pytest
 import torch
 
-from core.checkpoint import load_checkpoint
-from core.config import TrainConfig
-from core.data import iterate_batches
-from core.distributed import Workers
-from core.train import encode_pairs
+from core.io.checkpoint import load_checkpoint
+from core.text.batches import iterate_batches
 from core.train import main as train_main
+from core.training.config import TrainConfig
+from core.training.data import encode_pairs
+from core.training.distributed import Workers
 from tests.browser import free_port
 from tests.conftest import TRAIN_ARGS
 from tests.fixtures import synthetic_pairs, write_pairs

@@ -6,7 +6,10 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core import figures_masks, figures_position, figures_training, positional
+from core.explain import positional
+from core.figures import masks as figures_masks
+from core.figures import position as figures_position
+from core.figures import training as figures_training
 
 TOKENS = ["tom", "is", "tall", "<eos>", "<pad>"]
 

@@ -31,12 +31,13 @@ import safetensors.torch
 import torch
 
 from bench.timing import stats_ms
-from core.architectures import build_model
-from core.checkpoint import CheckpointError, LoadedModel, build_metadata, load_checkpoint, save_checkpoint
-from core.decoding import trace, translate
-from core.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
-from core.vocab_build import build_pipeline
-from pages.session_models import MAX_MODEL_MB
+from core.inference.batch import translate
+from core.inference.trace import trace
+from core.io.checkpoint import CheckpointError, LoadedModel, build_metadata, load_checkpoint, save_checkpoint
+from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
+from core.model.registry import build_model
+from core.text.pipeline import build_pipeline
+from pages.ui.session_models import MAX_MODEL_MB
 from tests.fixtures import synthetic_pairs, tiny_config
 from tests.trace_schema import validate_trace
 

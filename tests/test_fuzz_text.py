@@ -19,11 +19,13 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.timing import stats_ms
-from core.checkpoint import LoadedModel, load_checkpoint
-from core.decoding import MAX_SOURCE_TOKENS, EmptyInputError, trace, translate
-from core.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT, ROOT
-from core.text import BOS, EOS, PAD
-from pages.common import MAX_CHARS
+from core.inference.batch import translate
+from core.inference.source import MAX_SOURCE_TOKENS, EmptyInputError
+from core.inference.trace import trace
+from core.io.checkpoint import LoadedModel, load_checkpoint
+from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT, ROOT
+from core.text.vocab import BOS, EOS, PAD
+from pages.ui.widgets import MAX_CHARS
 from tests.fuzz_inputs import LONG_CHARS, FuzzInput, fuzz_inputs
 from tests.trace_schema import validate_trace
 

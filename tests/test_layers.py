@@ -4,10 +4,10 @@ import pytest
 import torch
 from torch import nn
 
-from core.config import ModelConfig
-from core.layers import PositionalEncoding, sinusoidal_table
-from core.masks import causal_mask, padding_mask
-from core.transformer import DecoderLayer, EncoderLayer
+from core.model.config import ModelConfig
+from core.model.layers import PositionalEncoding, sinusoidal_table
+from core.model.masks import causal_mask, padding_mask
+from core.model.transformer import DecoderLayer, EncoderLayer
 from tests.test_attention import copy_into_torch
 
 D, H, FF = 16, 4, 32

@@ -1,8 +1,8 @@
 """A tiny model really learns: it memorises 64 real sentence pairs to exact match."""
 
-from core.data import read_pairs
-from core.decoding import translate
-from core.text import to_simplified
+from core.inference.batch import translate
+from core.text.data import read_pairs
+from core.text.tokenize import to_simplified
 from tests.fixtures import REAL_DATA, synthetic_pairs, train_tiny
 
 

@@ -4,9 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from core import mask_lab
-from core.text import PAD
-from core.transformer import Transformer
+from core.explain import mask_lab
+from core.model.transformer import Transformer
+from core.text.vocab import PAD
 from tests.fixtures import tiny_config
 
 SENTENCES = ["I like tea.", "They see the river."]

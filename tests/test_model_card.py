@@ -3,23 +3,37 @@
 import numpy as np
 import pytest
 
-from core import model_card
-from core.checkpoint import CheckpointError, load_checkpoint
+from core.explain import model_card
+from core.io.card import ModelCard
+from core.io.checkpoint import CheckpointError, load_checkpoint
 
 
 def test_a_card_written_by_core_train_is_read_fully(trained_checkpoint):
     loaded = load_checkpoint(trained_checkpoint)
-    facts = dict(model_card.card_facts(loaded.card))
+    card = loaded.model_card
+    facts = dict(model_card.card_facts(card))
     assert facts["Training command"].startswith("python -m core.train --data") and len(facts["Data SHA-256"]) == 64
     assert {"Test BLEU", "Test chrF", "Best epoch (dev BLEU)"} <= set(facts)
-    splits = model_card.split_table(loaded.card)
+    splits = model_card.split_table(card)
     assert splits["split"].tolist() == ["train", "dev", "test"] and splits["English sentences"].tolist()[1:] == [4, 4]
-    history = model_card.history_frame(loaded.card)
+    history = model_card.history_frame(card)
     assert history["epoch"].tolist() == [1, 2, 3] and history["train_loss"].notna().all()
-    snapshots = model_card.attention_snapshots(loaded.card)
+    snapshots = model_card.attention_snapshots(card)
     assert [epoch for epoch, _ in snapshots] == [1, 2, 3]
     probe = snapshots[-1][1][0]
     assert probe.cross.shape == (len(probe.decoder_tokens), len(probe.source_tokens))
+
+
+def test_the_card_schema_reads_back_what_the_trainer_wrote(trained_checkpoint):
+    """One schema for writer and reader: the stored card, read and written again, is unchanged."""
+    loaded = load_checkpoint(trained_checkpoint)
+    assert loaded.model_card.to_json() == loaded.card
+    assert ModelCard.from_json(loaded.model_card.to_json()) == loaded.model_card
+    assert ModelCard.from_json("not a card") == ModelCard() and ModelCard.from_json(None).to_json() == {
+        "model_config": {},
+        "train_config": {},
+        "history": [],
+    }
 
 
 def test_intake_report_describes_the_upload(trained_checkpoint):
@@ -35,7 +49,7 @@ def test_intake_report_describes_the_upload(trained_checkpoint):
 
 
 @pytest.mark.parametrize(
-    "card",
+    "raw",
     [
         {},
         {"command": ["rm", "-rf"], "test": "high", "history": "lots", "attention_snapshots": 5},
@@ -54,7 +68,8 @@ def test_intake_report_describes_the_upload(trained_checkpoint):
         },
     ],
 )
-def test_malformed_cards_are_skipped_field_by_field(card):
+def test_malformed_cards_are_skipped_field_by_field(raw):
+    card = ModelCard.from_json(raw)
     facts = model_card.card_facts(card)
     assert all(isinstance(label, str) and isinstance(value, str) for label, value in facts)
     assert "Training command" not in dict(facts)

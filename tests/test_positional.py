@@ -4,8 +4,9 @@ import numpy as np
 import pytest
 import torch
 
-from core import positional
-from core.decoding import trace
+from core.explain import positional
+from core.inference.trace import trace
+from core.model.intervention import POSITION_MODES, Intervention, shuffled_positions
 from tests.trace_schema import validate_trace
 
 
@@ -36,7 +37,7 @@ def test_embedding_parts_add_up_to_the_encoder_input(trained_tiny):
     ids = pipeline.source_ids(pipeline.source_tokens("Tom likes tea."))
     tokens = pipeline.src_vocab.decode(ids, strip_specials=False)
     parts = positional.embedding_parts(model, ids, tokens)
-    expected = positional.encoder_input(model, torch.tensor([ids]), "normal")[0].detach().double().numpy()
+    expected = model.embed_source(torch.tensor([ids]))[0].detach().double().numpy()
     assert np.allclose(parts.total, expected, atol=1e-5)
     assert np.allclose(parts.scaled, parts.raw * model.config.d_model**0.5)
     norms = parts.norms()
@@ -51,8 +52,9 @@ def test_normal_mode_is_what_encode_does_by_default(trained_tiny):
     model, pipeline = trained_tiny
     src = torch.tensor([pipeline.source_ids(pipeline.source_tokens("Mary sees the river."))])
     default = model.encode(src).memory
-    explicit = model.encode(src, embedded=positional.encoder_input(model, src, "normal")).memory
+    explicit = model.encode(src, intervention=Intervention(source_positions="normal")).memory
     assert torch.equal(default, explicit)
+    assert torch.equal(model.embed_source(src), model.positional(model.src_embed(src)))
 
 
 def test_without_positions_the_encoder_cannot_see_word_order(trained_tiny):
@@ -61,8 +63,9 @@ def test_without_positions_the_encoder_cannot_see_word_order(trained_tiny):
     ids = pipeline.source_ids(pipeline.source_tokens("Tom likes the cat."))
     order = [3, 0, 4, 2, 1, 5]
     src, shuffled = torch.tensor([ids]), torch.tensor([[ids[i] for i in order]])
-    plain = model.encode(src, embedded=positional.encoder_input(model, src, "removed")).memory
-    permuted = model.encode(shuffled, embedded=positional.encoder_input(model, shuffled, "removed")).memory
+    removed = Intervention(source_positions="removed")
+    plain = model.encode(src, intervention=removed).memory
+    permuted = model.encode(shuffled, intervention=removed).memory
     assert torch.allclose(permuted[0], plain[0, order], atol=1e-5)
     with_positions = model.encode(shuffled).memory
     assert not torch.allclose(with_positions[0], model.encode(src).memory[0, order], atol=1e-3)
@@ -70,21 +73,34 @@ def test_without_positions_the_encoder_cannot_see_word_order(trained_tiny):
 
 def test_shuffled_positions_are_a_fixed_non_identity_permutation(trained_tiny):
     for length in (2, 3, 7, 30):
-        order = positional.shuffled_positions(length)
+        order = shuffled_positions(length)
         assert sorted(order) == list(range(length)) and order != list(range(length))
-        assert order == positional.shuffled_positions(length)
+        assert order == shuffled_positions(length)
     assert positional.reading_order(["a", "b", "c"], [2, 0, 1]) == ["b", "c", "a"]
     model, pipeline = trained_tiny
     src = torch.tensor([pipeline.source_ids(pipeline.source_tokens("We like music."))])
-    shuffled = positional.encoder_input(model, src, "shuffled")
-    order = positional.shuffled_positions(src.size(1))
+    shuffled = model.embed_source(src, Intervention(source_positions="shuffled"))
+    order = shuffled_positions(src.size(1))
     assert torch.allclose(shuffled, model.src_embed(src) + model.positional.table[order])
     with pytest.raises(ValueError, match="unknown position mode"):
-        positional.encoder_input(model, src, "sideways")
+        Intervention(source_positions="sideways")
 
 
-@pytest.mark.parametrize("mode", list(positional.POSITION_MODES))
+@pytest.mark.parametrize("mode", list(POSITION_MODES))
 def test_ablated_traces_keep_the_schema(trained_tiny, mode):
     model, pipeline = trained_tiny
-    result = trace(model, pipeline, "They see apples.", source_positions=mode)
+    result = trace(model, pipeline, "They see apples.", intervention=Intervention(source_positions=mode))
     validate_trace(result.to_json())
+
+
+def test_bag_of_words_check_translates_the_reversed_words_without_positions(trained_tiny):
+    model, pipeline = trained_tiny
+    original = trace(model, pipeline, "Tom likes the cat.")
+    check = positional.bag_of_words_check(model, pipeline, original)
+    assert check.reversed_text == ". cat the likes tom"
+    removed = Intervention(source_positions="removed")
+    without = trace(model, pipeline, original.source.text, intervention=removed).translation
+    assert check.translation == trace(model, pipeline, check.reversed_text, intervention=removed).translation
+    assert check.same == (check.translation == without)
+    # Permutation equivariance makes the reversed words' encoder output a reordering of the original's,
+    # so a model without positions usually gives the same translation (the page's point).

@@ -6,12 +6,15 @@ import math
 import pytest
 import torch
 
-from core.attention import AdditiveAttention
-from core.checkpoint import load_checkpoint, save_checkpoint
-from core.config import ModelConfig
-from core.decoding import greedy_ids, trace, translate
-from core.rnn import BahdanauSeq2Seq
-from core.text import PAD_ID
+from core.inference.batch import translate
+from core.inference.greedy import greedy_ids
+from core.inference.trace import trace
+from core.io.checkpoint import load_checkpoint, save_checkpoint
+from core.model.attention import AdditiveAttention
+from core.model.config import ModelConfig
+from core.model.registry import check_config
+from core.model.rnn import BahdanauSeq2Seq
+from core.text.vocab import PAD_ID
 from tests.fixtures import synthetic_pairs, train_tiny
 from tests.trace_schema import validate_trace
 
@@ -99,9 +102,9 @@ def test_gru_checkpoints_round_trip_and_say_their_architecture(gru, tmp_path):
 
 def test_an_rnn_config_needs_one_head_and_an_even_width():
     with pytest.raises(ValueError, match="n_heads=1"):
-        ModelConfig(10, 10, d_model=32, n_heads=4, arch="rnn").validate()
+        check_config(ModelConfig(10, 10, d_model=32, n_heads=4, arch="rnn"))
     with pytest.raises(ValueError, match="arch="):
-        ModelConfig(10, 10, arch="lstm").validate()
+        check_config(ModelConfig(10, 10, arch="lstm"))
 
 
 def test_translate_cli_traces_the_gru_including_empty_lines(gru, tmp_path):

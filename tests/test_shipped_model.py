@@ -6,9 +6,10 @@ import sys
 
 import pytest
 
-from core.checkpoint import load_checkpoint
-from core.decoding import trace, translate
-from core.paths import DEFAULT_CHECKPOINT, ROOT
+from core.inference.batch import translate
+from core.inference.trace import trace
+from core.io.checkpoint import load_checkpoint
+from core.io.paths import DEFAULT_CHECKPOINT, ROOT
 from tests.fixtures import REAL_DATA
 from tests.trace_schema import validate_trace
 

@@ -19,7 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.timing import rss_mb
-from core.paths import ROOT
+from core.io.paths import ROOT
 
 APP = str(ROOT / "app.py")
 
@@ -138,9 +138,9 @@ def test_hundreds_of_translate_page_reruns_keep_memory_bounded(full_size, report
 def test_a_branch_picked_for_one_sentence_is_not_carried_to_the_next():
     """Reruns must not leave state behind: the branch pills keep their widget key across sentences, so a
     pick made for one sentence used to stay selected for the next whenever it was among its candidates."""
-    from core.checkpoint import load_checkpoint
-    from core.decoding import trace
-    from core.paths import DEFAULT_CHECKPOINT
+    from core.inference.trace import trace
+    from core.io.checkpoint import load_checkpoint
+    from core.io.paths import DEFAULT_CHECKPOINT
 
     loaded = load_checkpoint(DEFAULT_CHECKPOINT)
     first_alternatives = {}

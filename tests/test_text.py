@@ -2,20 +2,9 @@
 
 import pytest
 
-from core.text import (
-    BOS_ID,
-    EOS_ID,
-    PAD_ID,
-    SPECIALS,
-    UNK,
-    UNK_ID,
-    TextPipeline,
-    Vocab,
-    detokenize_zh,
-    to_simplified,
-    tokenize_en,
-    tokenize_zh,
-)
+from core.text.pipeline import TextPipeline
+from core.text.tokenize import detokenize_zh, to_simplified, tokenize_en, tokenize_zh
+from core.text.vocab import BOS_ID, EOS_ID, PAD_ID, SPECIALS, UNK, UNK_ID, Vocab
 
 
 def test_english_is_lowercased_with_punctuation_split_and_contractions_whole():

@@ -1,4 +1,5 @@
-"""The training loop: schedule, callbacks, reproducibility, and Ctrl-C leaving a usable checkpoint."""
+"""The training loop: schedule, epochs, optimizer groups, resume state, reproducibility, and Ctrl-C
+leaving a usable checkpoint."""
 
 import signal
 import subprocess
@@ -8,11 +9,14 @@ import time
 import pytest
 import torch
 
-from core.checkpoint import load_checkpoint
-from core.config import TrainConfig
-from core.train import Trainer, encode_pairs, warmup_cosine
-from core.transformer import Transformer
-from core.vocab_build import build_pipeline
+from core.io.checkpoint import load_checkpoint
+from core.model.registry import build_model
+from core.model.transformer import Transformer
+from core.text.pipeline import build_pipeline
+from core.training.config import TrainConfig
+from core.training.data import encode_pairs
+from core.training.schedule import warmup_cosine
+from core.training.trainer import Trainer
 from tests.fixtures import synthetic_pairs, tiny_config, write_pairs
 from tests.test_cli import ROOT
 
@@ -32,15 +36,38 @@ def test_warmup_then_cosine_decay():
     assert all(a >= b for a, b in zip(lrs[10:], lrs[11:])) and lrs[-1] == pytest.approx(0.05, abs=0.01)
 
 
-def test_callbacks_receive_batch_and_epoch_events():
+def test_an_epoch_takes_every_batch_and_records_its_row_snapshot_and_best(capsys):
     trainer = make_trainer()
-    events = []
-    trainer.add_callback("on_batch_end", lambda t, info: events.append(("batch", info["step"], info["loss"])))
-    trainer.add_callback("on_epoch_end", lambda t, info: events.append(("epoch", info["epoch"], info["dev_bleu"])))
     trainer.fit()
-    batches = [e for e in events if e[0] == "batch"]
-    assert len(batches) == trainer.steps_per_epoch and events[-1][:2] == ("epoch", 1)
-    assert len(trainer.snapshots) == 1 and trainer.best["epoch"] == 1
+    assert trainer.step == trainer.steps_per_epoch and trainer.epoch == 1
+    (row,) = trainer.history
+    assert row.epoch == 1 and row.train_loss > 0 and row.dev_loss > 0 and row.dev_bleu is not None
+    assert f"epoch 1: train loss {row.train_loss:.3f}" in capsys.readouterr().err
+    assert len(trainer.snapshots) == 1 and trainer.best.epoch == 1 and trainer.best.state is not None
+
+
+def test_resume_state_survives_the_safe_loader(tmp_path):
+    trainer = make_trainer()
+    trainer.fit()
+    torch.save(trainer.state(), tmp_path / "state.pt")
+    resumed = make_trainer()
+    resumed.load_state(torch.load(tmp_path / "state.pt", weights_only=True))
+    assert resumed.history == trainer.history and resumed.snapshots == trainer.snapshots
+    assert (resumed.step, resumed.epoch, resumed.best.epoch) == (trainer.step, trainer.epoch, trainer.best.epoch)
+    assert all(torch.equal(a, b) for a, b in zip(resumed.best.state.values(), trainer.best.state.values()))
+
+
+@pytest.mark.parametrize("arch", ["transformer", "rnn"])
+def test_weight_decay_groups_come_from_the_model(arch):
+    """Weight matrices decay; embedding tables (found by module type), biases and norm gains do not."""
+    pipeline = build_pipeline(synthetic_pairs(), "char", 1)
+    overrides = {"arch": "rnn", "n_heads": 1} if arch == "rnn" else {}
+    model = build_model(tiny_config(pipeline, **overrides))
+    decay, no_decay = (set(map(id, group["params"])) for group in model.optimizer_groups(0.01))
+    for name, parameter in model.named_parameters():
+        expected = parameter.dim() >= 2 and "embed" not in name  # embeddings are named *embed* in both models
+        assert (id(parameter) in decay) == expected and (id(parameter) in no_decay) != expected, name
+    assert [g["weight_decay"] for g in model.optimizer_groups(0.01)] == [0.01, 0.0]
 
 
 def test_training_is_reproducible_with_a_seed():

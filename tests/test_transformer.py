@@ -3,8 +3,8 @@
 import pytest
 import torch
 
-from core.config import ModelConfig
-from core.transformer import Transformer
+from core.model.config import ModelConfig
+from core.model.transformer import Transformer
 
 
 def model(seed=0, **overrides) -> Transformer:

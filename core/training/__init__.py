@@ -1,0 +1,1 @@
+"""The training layer: the loop, its schedule, data preparation, data-parallel workers, scoring."""

@@ -1,0 +1,64 @@
+"""Cached computations for the pages. Every cache is keyed by the model itself: LoadedModel hashes
+as the SHA-256 of its checkpoint file, so a result can never be paired with another model."""
+
+from __future__ import annotations
+
+import streamlit as st
+
+from core.explain import compare, mask_lab, positional
+from core.inference.batch import translate
+from core.inference.trace import Trace, trace
+from core.io.checkpoint import LoadedModel
+from core.model.intervention import NO_INTERVENTION, Intervention
+
+BY_MODEL_FILE = {LoadedModel: lambda loaded: loaded.sha256}
+
+
+# Bounded by count, not bytes: a trace is 7-27 KB for everyday sentences but up to ~2 MB for a
+# 100-token input, so 128 entries keep the worst case near 250 MB; a miss costs ~20 ms.
+@st.cache_data(max_entries=128, show_spinner=False, hash_funcs=BY_MODEL_FILE)
+def cached_trace(
+    loaded: LoadedModel,
+    text: str,
+    forced: tuple[str, ...] = (),
+    top_k: int = 5,
+    intervention: Intervention = NO_INTERVENTION,
+) -> Trace:
+    return trace(loaded.model, loaded.pipeline, text, forced=forced, top_k=top_k, intervention=intervention)
+
+
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=BY_MODEL_FILE)
+def cached_bag_of_words(loaded: LoadedModel, text: str) -> positional.BagOfWordsCheck:
+    return positional.bag_of_words_check(loaded.model, loaded.pipeline, cached_trace(loaded, text))
+
+
+@st.cache_data(max_entries=64, show_spinner=False, hash_funcs=BY_MODEL_FILE)
+def _mask_batch(loaded: LoadedModel, sentences: tuple[str, ...]) -> mask_lab.MaskBatch:
+    return mask_lab.build_batch(loaded.model, loaded.pipeline, list(sentences))
+
+
+def cached_mask_batch(loaded: LoadedModel, sentences: tuple[str, ...]) -> mask_lab.MaskBatch | None:
+    """The batch for the masks page, or None after saying why there is none."""
+    try:
+        return _mask_batch(loaded, sentences)
+    except ValueError as err:
+        st.info(f"The second sentence cannot be used: {err}")
+    return None
+
+
+@st.cache_data(max_entries=128, show_spinner=False, hash_funcs=BY_MODEL_FILE)
+def cached_score_pipeline(
+    loaded: LoadedModel, sentences: tuple[str, ...], kind: str, layer: int, head: int, row: int
+) -> mask_lab.ScorePipeline:
+    return mask_lab.score_pipeline(loaded.model, _mask_batch(loaded, sentences), kind, layer, head, row)
+
+
+@st.cache_data(max_entries=256, show_spinner="Timing the model…", hash_funcs=BY_MODEL_FILE)
+def cached_decoding_ms(loaded: LoadedModel, text: str) -> float:
+    """Measured once per model and sentence, not on every rerun (a layer or head change)."""
+    return compare.decoding_ms(loaded, text)
+
+
+@st.cache_data(max_entries=512, show_spinner=False, hash_funcs=BY_MODEL_FILE)
+def cached_beam(loaded: LoadedModel, text: str, beam: int) -> str:
+    return translate(loaded.model, loaded.pipeline, [text], beam_size=beam)[0].text

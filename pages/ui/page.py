@@ -1,0 +1,68 @@
+"""What every page begins with: the router check, the sidebar, and for most pages the sentence
+box and its trace."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import streamlit as st
+
+from core.explain import model_card
+from core.inference.source import EmptyInputError
+from core.inference.trace import Trace
+from core.io.checkpoint import LoadedModel
+from core.model.registry import spec_for
+from pages.ui.caches import cached_trace
+from pages.ui.display import large_type_css, show_source
+from pages.ui.routing import ensure_router
+from pages.ui.session_models import active_label, active_model
+from pages.ui.state import LARGE_TYPE_KEY, keep_shared_state
+from pages.ui.widgets import sentence_box
+
+
+def page_setup() -> LoadedModel:
+    """Sidebar controls common to every page; returns the session's active model."""
+    ensure_router()
+    keep_shared_state()
+    if st.sidebar.toggle("Large type (for talks)", key=LARGE_TYPE_KEY, bind="query-params"):
+        large_type_css()
+    loaded = active_model()
+    st.sidebar.caption(f"Model: {active_label()} (choose on the Models page). {model_card.summary(loaded)}")
+    if scores := model_card.scores_line(loaded.model_card):
+        st.sidebar.caption(scores)
+    return loaded
+
+
+def require(loaded: LoadedModel, feature: str) -> None:
+    """Stop a page whose subject this model's architecture lacks, saying why (see ArchSpec.lacks)."""
+    if reason := spec_for(loaded.config.arch).lacks.get(feature):
+        st.info(f"{reason} Choose a Transformer on the Models page, or compare the two on the Compare page.")
+        st.stop()
+
+
+def get_trace(loaded: LoadedModel, text: str, forced: tuple[str, ...] = ()) -> Trace | None:
+    """The trace, or None after telling the user why there is none (never a traceback)."""
+    try:
+        return cached_trace(loaded, text, forced)
+    except EmptyInputError as err:
+        st.info(f"{err} Or pick one of the examples.")
+    except ValueError as err:
+        st.error(f"This input cannot be translated: {err}")
+    return None
+
+
+@dataclass
+class PageContext:
+    loaded: LoadedModel
+    trace: Trace
+
+
+def start_page(title: str) -> PageContext:
+    """Sidebar, title, the sentence box and its trace (or a stop, after saying why)."""
+    loaded = page_setup()
+    st.title(title)
+    trace = get_trace(loaded, sentence_box())
+    if trace is None:
+        st.stop()
+    show_source(trace)
+    return PageContext(loaded, trace)
