@@ -1,5 +1,5 @@
 """Many threads through the ONE shared model at once (what the app does: every browser session
-uses the model that `pages.session_models.shipped_model` caches with st.cache_resource).
+uses the model that `pages.ui.session_models.shipped_model` caches with st.cache_resource).
 
 A module that kept state between calls (a stashed attention map, a KV cache, a dropout switch)
 would make concurrent results differ from serial ones. The comparison is exact, bit for bit:
@@ -30,6 +30,7 @@ from core.inference.source import prepare_source
 from core.inference.trace import trace
 from core.io.checkpoint import LoadedModel
 from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
+from core.model.intervention import Intervention
 
 pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
 
@@ -215,8 +216,12 @@ def page_jobs(transformer: LoadedModel, gru: LoadedModel, sentences: list[str]) 
         jobs |= {
             f"beam 4 {text!r}": lambda text=text: translate(t_model, t_pipe, [text], beam_size=4),
             f"branch {text!r}": lambda text=text, first=first: trace(t_model, t_pipe, text, forced=(first,)).to_json(),
-            f"shuffled {text!r}": lambda text=text: trace(t_model, t_pipe, text, source_positions="shuffled").to_json(),
-            f"removed {text!r}": lambda text=text: trace(t_model, t_pipe, text, source_positions="removed").to_json(),
+            f"shuffled {text!r}": lambda text=text: trace(
+                t_model, t_pipe, text, intervention=Intervention(source_positions="shuffled")
+            ).to_json(),
+            f"removed {text!r}": lambda text=text: trace(
+                t_model, t_pipe, text, intervention=Intervention(source_positions="removed")
+            ).to_json(),
             f"GRU trace {text!r}": lambda text=text: trace(gru.model, gru.pipeline, text).to_json(),
             f"GRU beam 3 {text!r}": lambda text=text: translate(gru.model, gru.pipeline, [text], beam_size=3),
             f"mask lab {text!r}": lambda text=text: [
