@@ -45,7 +45,7 @@ def app_server_rss(timeout: float = 120) -> dict[str, float] | str:
     """RSS of `streamlit run app.py` after a browser has rendered the Translate page, or the reason
     it could not be measured (the browser harness lives with the tests and needs Chromium)."""
     try:
-        from tests.browser import browser, serving_app, wait_for_app
+        from tests.helpers.browser import browser, serving_app, wait_for_app
     except ImportError as err:
         return f"not measured ({err})"
     try:

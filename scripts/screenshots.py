@@ -7,7 +7,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from tests.browser import browser, running_app, wait_for_app  # noqa: E402
+from tests.helpers.browser import browser, running_app, wait_for_app  # noqa: E402
 
 # page -> (charts drawn when it is ready, viewport height: Streamlit scrolls inside the page, so a
 # full-page screenshot shows only the viewport)

@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.fixtures import synthetic_pairs, train_tiny
+from tests.helpers.fixtures import synthetic_pairs, train_tiny
 
 
 @pytest.fixture(scope="session")
@@ -12,22 +12,16 @@ def trained_tiny():
     return model, pipeline
 
 
-TRAIN_ARGS = (
-    "--epochs 3 --dev-size 4 --test-size 4 --d-model 32 --n-heads 2 --n-enc-layers 1 --n-dec-layers 1 "
-    "--d-ff 64 --max-tokens 300 --warmup-steps 10 --lr 3e-3 --min-freq 1"
-)
-
-
 @pytest.fixture(scope="session")
 def trained_checkpoint(tmp_path_factory):
     """A checkpoint written by core.train itself (3 tiny epochs on the synthetic pairs), with its card."""
     from core.train import main
-    from tests.fixtures import write_pairs
+    from tests.helpers.fixtures import tiny_train_args, write_pairs
 
     folder = tmp_path_factory.mktemp("trained")
     data = write_pairs(folder / "pairs.txt", synthetic_pairs() * 3)
     out = folder / "tiny-trained.safetensors"
-    assert main(["--data", str(data), "--out", str(out), *TRAIN_ARGS.split()]) == 0
+    assert main(tiny_train_args(data, out)) == 0
     return out
 
 

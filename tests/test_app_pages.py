@@ -12,33 +12,10 @@ import torch
 from streamlit.testing.v1 import AppTest
 
 from core.io.checkpoint import load_checkpoint, save_checkpoint
-from core.io.paths import ROOT
 from pages.ui.session_models import MAX_SESSION_UPLOADS, SHIPPED, SHIPPED_GRU
-
-APP = str(ROOT / "app.py")
-
+from tests.helpers.apptest import chart, open_app, sidebar_model
 
 pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
-
-
-def open_page(page: str, **query) -> AppTest:
-    at = AppTest.from_file(APP, default_timeout=30)
-    for key, value in query.items():
-        at.query_params[key] = value
-    at.run()
-    at.switch_page(f"pages/{page}.py").run()
-    assert not at.exception, at.exception
-    return at
-
-
-def spec(at: AppTest, key: str) -> dict:
-    charts = [c for c in at.get("plotly_chart") if c.proto.id.endswith(key) or key in c.proto.id]
-    assert charts, f"no chart {key}"
-    return json.loads(charts[0].proto.spec)
-
-
-def sidebar_model(at: AppTest) -> str:
-    return next(c.value for c in at.sidebar.caption if c.value.startswith("Model:"))
 
 
 def upload(at: AppTest, name: str, data: bytes) -> AppTest:
@@ -55,17 +32,17 @@ def memorised_file(trained_tiny, tmp_path_factory) -> Path:
 
 
 def test_positions_page_shows_the_table_similarity_parts_and_ablation():
-    at = open_page("positional", text="Tom is taller than Mary.")
-    table = spec(at, "pe_table")
+    at = open_app("positional", text="Tom is taller than Mary.")
+    table = chart(at, "pe_table")
     assert len(table["data"][0]["z"]) == 60 and len(table["data"][0]["z"][0]) == 256
-    assert len(spec(at, "pe_lines")["data"]) == 5
-    similarity = spec(at, "pe_similarity")["data"][0]["z"]
+    assert len(chart(at, "pe_lines")["data"]) == 5
+    similarity = chart(at, "pe_similarity")["data"][0]["z"]
     assert len(similarity) == 60 and abs(similarity[3][7] - similarity[10][14]) < 1e-3
-    parts = spec(at, "pe_parts")
+    parts = chart(at, "pe_parts")
     assert parts["layout"]["yaxis"]["ticktext"] == ["tom", "is", "taller", "than", "mary", ".", "<eos>"]
     assert any("the same translation" in m.value for m in at.markdown)  # reversed words, no positions
     at.slider(key="pe_length").set_value(20).run()
-    assert len(spec(at, "pe_table")["data"][0]["z"]) == 20
+    assert len(chart(at, "pe_table")["data"][0]["z"]) == 20
     at.radio(key="pe_ablation").set_value("shuffled").run()
     assert not at.exception
     captions = [c.value for c in at.caption]
@@ -73,18 +50,18 @@ def test_positions_page_shows_the_table_similarity_parts_and_ablation():
 
 
 def test_masks_page_batches_two_sentences_and_runs_the_pipeline():
-    at = open_page("masks", text="I like to read books.")
-    batch = spec(at, "batch_source")
+    at = open_app("masks", text="I like to read books.")
+    batch = chart(at, "batch_source")
     assert batch["data"][0]["text"][0][-1] == "<pad>" and len(batch["data"][0]["text"]) == 2
-    padding = spec(at, "mask_encoder")
+    padding = chart(at, "mask_encoder")
     assert padding["layout"]["xaxis"]["ticktext"][-1] == "<pad>" and padding["data"][0]["z"][0][-1] == 0
-    causal = spec(at, "mask_causal")["data"][0]["z"]
+    causal = chart(at, "mask_causal")["data"][0]["z"]
     assert causal[0][1] == 0 and causal[1][0] == 1
-    stages = spec(at, "score_stages")
+    stages = chart(at, "score_stages")
     assert len(stages["data"]) == 4
     weights = stages["data"][3]["z"]
     assert all(abs(sum(row) - 1) < 1e-6 for row in weights[:3])
-    comparison = spec(at, "fill_comparison")
+    comparison = chart(at, "fill_comparison")
     assert "max leak 0%" in comparison["layout"]["annotations"][0]["text"]
     assert "max leak 0%" not in comparison["layout"]["annotations"][1]["text"]
     at.get("button_group")[0].set_value("cross-attention").run()
@@ -96,21 +73,21 @@ def test_masks_page_batches_two_sentences_and_runs_the_pipeline():
 
 
 def test_models_page_shows_the_shipped_card_curves_and_attention_evolution():
-    at = open_page("models")
+    at = open_app("models")
     assert at.radio(key="model").value == SHIPPED and "Shipped Transformer" in sidebar_model(at)
     assert at.code[0].value.startswith("python -m core.train --data")
-    curves = spec(at, "curves")
+    curves = chart(at, "curves")
     assert {t["name"] for t in curves["data"]} == {"train loss", "dev loss", "dev BLEU", "dev chrF"}
     assert len(curves["data"][0]["x"]) == 12
     at.select_slider(key="snapshot_epoch").set_value(1).run()
-    evolution = spec(at, "evolution")
+    evolution = chart(at, "evolution")
     assert evolution["layout"]["title"]["text"].startswith("epoch 1:")
     assert evolution["layout"]["xaxis"]["ticktext"] == ["i", "like", "to", "read", "books", ".", "<eos>"]
     assert [c.value for c in at.caption if c.value.startswith("Shipped")] == [SHIPPED, SHIPPED_GRU]  # compared
 
 
 def test_a_good_upload_becomes_this_sessions_model_on_every_page(memorised_file):
-    at = open_page("models")
+    at = open_app("models")
     upload(at, "memorised.safetensors", memorised_file.read_bytes())
     assert not at.error and at.success and "translucent version 1" in at.success[0].value
     label = at.radio(key="model").value
@@ -130,15 +107,15 @@ def test_a_good_upload_becomes_this_sessions_model_on_every_page(memorised_file)
 def test_a_trained_upload_shows_its_card_and_pt_files_work(trained_checkpoint, tmp_path):
     loaded = load_checkpoint(trained_checkpoint)
     as_pt = save_checkpoint(tmp_path / "trained.pt", loaded.model, loaded.pipeline, loaded.card)
-    at = open_page("models")
+    at = open_app("models")
     upload(at, "trained.pt", as_pt.read_bytes())
     assert not at.error and at.radio(key="model").value.startswith("trained.pt · ")
-    assert len(spec(at, "curves")["data"][0]["x"]) == 3
+    assert len(chart(at, "curves")["data"][0]["x"]) == 3
     assert at.code[0].value.startswith("python -m core.train")
 
 
 def test_each_session_keeps_at_most_two_uploads(memorised_file, trained_checkpoint, tmp_path):
-    at = open_page("models")
+    at = open_app("models")
     loaded = load_checkpoint(memorised_file)
     files = [
         ("one.safetensors", memorised_file.read_bytes()),
@@ -180,7 +157,7 @@ def bad_files(shipped_bytes: bytes) -> list[tuple[str, bytes, str]]:
 def test_bad_uploads_say_why_and_change_nothing(tmp_path):
     from core.io.paths import DEFAULT_CHECKPOINT
 
-    at = open_page("models", text="Where is the train station?")
+    at = open_app("models", text="Where is the train station?")
     for name, data, message in bad_files(DEFAULT_CHECKPOINT.read_bytes()):
         upload(at, name, data)
         assert at.error and message in at.error[0].value and name in at.error[0].value, (name, at.error)
@@ -191,8 +168,8 @@ def test_bad_uploads_say_why_and_change_nothing(tmp_path):
 
 
 def test_an_upload_in_one_session_never_reaches_another(memorised_file):
-    alice = open_page("models")
-    bob = open_page("models")
+    alice = open_app("models")
+    bob = open_app("models")
     upload(alice, "alice.safetensors", memorised_file.read_bytes())
     assert alice.radio(key="model").value.startswith("alice.safetensors")
     bob.run()
@@ -209,7 +186,7 @@ def gru_file(tmp_path_factory) -> Path:
     from core.model.config import ModelConfig
     from core.model.registry import build_model
     from core.text.pipeline import build_pipeline
-    from tests.fixtures import synthetic_pairs
+    from tests.helpers.fixtures import synthetic_pairs
 
     torch.manual_seed(0)
     pipeline = build_pipeline(synthetic_pairs(), "char", min_freq=1)
@@ -219,8 +196,8 @@ def gru_file(tmp_path_factory) -> Path:
 
 
 def test_compare_page_sets_both_alignments_side_by_side_on_one_scale():
-    at = open_page("compare", text="Tom is taller than Mary.")
-    transformer, rnn = spec(at, "alignment_transformer"), spec(at, "alignment_rnn")
+    at = open_app("compare", text="Tom is taller than Mary.")
+    transformer, rnn = chart(at, "alignment_transformer"), chart(at, "alignment_rnn")
     source = ["tom", "is", "taller", "than", "mary", ".", "<eos>"]
     for figure in (transformer, rnn):
         assert figure["layout"]["xaxis"]["ticktext"] == source and figure["data"][0]["zmax"] == 1.0
@@ -232,11 +209,11 @@ def test_compare_page_sets_both_alignments_side_by_side_on_one_scale():
     ]  # fmt: skip
     assert table.iloc[0].tolist() == ["Transformer", "GRU + Bahdanau attention"]
     at.selectbox(key="head").set_value("2").run()
-    assert "head 2" in spec(at, "alignment_transformer")["layout"]["title"]["text"] and not at.exception
+    assert "head 2" in chart(at, "alignment_transformer")["layout"]["title"]["text"] and not at.exception
 
 
 def test_a_gru_upload_works_and_pages_say_what_does_not_apply(gru_file):
-    at = open_page("models")
+    at = open_app("models")
     upload(at, "tiny-gru.safetensors", gru_file.read_bytes())
     assert not at.error and "GRU + Bahdanau attention" in sidebar_model(at)
     at.switch_page("pages/attention.py").run()

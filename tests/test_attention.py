@@ -5,18 +5,9 @@ from torch import nn
 
 from core.model.attention import MultiHeadAttention, scaled_dot_product_attention
 from core.model.masks import causal_mask, padding_mask
+from tests.helpers.torch_reference import copy_into_torch
 
 D, H = 16, 4
-
-
-def copy_into_torch(ours: MultiHeadAttention) -> nn.MultiheadAttention:
-    ref = nn.MultiheadAttention(D, H, batch_first=True)
-    with torch.no_grad():
-        ref.in_proj_weight.copy_(torch.cat([ours.q_proj.weight, ours.k_proj.weight, ours.v_proj.weight]))
-        ref.in_proj_bias.copy_(torch.cat([ours.q_proj.bias, ours.k_proj.bias, ours.v_proj.bias]))
-        ref.out_proj.weight.copy_(ours.out_proj.weight)
-        ref.out_proj.bias.copy_(ours.out_proj.bias)
-    return ref.eval()
 
 
 def make_pair(seed=0):

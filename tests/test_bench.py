@@ -14,7 +14,7 @@ from core.inference.source import prepare_source
 from core.model.config import ModelConfig
 from core.model.transformer import Transformer
 from core.text.vocab import PAD_ID
-from tests.fixtures import synthetic_pairs
+from tests.helpers.fixtures import synthetic_pairs
 
 SRC = torch.tensor([[5, 6, 7, 8, 3], [9, 10, 3, PAD_ID, PAD_ID]])
 TGT = torch.tensor([[1, 5, 6, 7, 2], [1, 8, 2, PAD_ID, PAD_ID]])

@@ -1,6 +1,6 @@
 """The real app in a real browser: `streamlit run app.py` on loopback, driven by Playwright + Chromium."""
 
-from tests.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
+from tests.helpers.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
 
 pytestmark = needs_chromium
 

@@ -14,7 +14,7 @@ from core.inference.batch import translate
 from core.inference.source import prepare_source
 from core.io.checkpoint import load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT
-from tests.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
+from tests.helpers.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
 
 pytestmark = needs_chromium
 

@@ -12,7 +12,7 @@ from core.io.checkpoint import CheckpointError, build_metadata, load_checkpoint,
 from core.model.transformer import Transformer
 from core.text.pipeline import TextPipeline
 from core.text.vocab import SPECIALS, Vocab
-from tests.fixtures import tiny_config
+from tests.helpers.fixtures import tiny_config
 
 
 @pytest.fixture(scope="module")
@@ -171,4 +171,11 @@ def test_pickle_payloads_never_execute(small, tmp_path):
         with pytest.raises(CheckpointError, match="nothing in it was executed"):
             load_checkpoint(payload)
         assert not target.exists()
-    assert isinstance(CheckpointError("x"), ValueError)
+
+
+def test_callers_catching_value_error_catch_every_refusal(small):
+    """DESIGN.md: CheckpointError is a ValueError, so code that handles bad input in general handles it."""
+    for bad in (b"", b"garbage" * 10, pickle.dumps({"tensors": {}})):
+        with pytest.raises(ValueError) as caught:
+            load_checkpoint(bad)
+        assert type(caught.value) is CheckpointError

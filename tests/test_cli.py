@@ -3,15 +3,13 @@
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 
 from core.io.checkpoint import load_checkpoint, save_checkpoint
-from tests.fixtures import synthetic_pairs, write_pairs
-from tests.trace_schema import validate_trace
-
-ROOT = Path(__file__).resolve().parent.parent
+from core.io.paths import ROOT
+from tests.helpers.fixtures import synthetic_pairs, tiny_train_args, write_pairs
+from tests.helpers.trace_schema import validate_trace
 
 
 def run(args, stdin="", cwd=ROOT):
@@ -88,37 +86,7 @@ def test_evaluate_prints_bleu_and_chrf_as_json(tiny_checkpoint, tmp_path):
 def test_training_smoke_run_lowers_the_loss_and_writes_a_loadable_checkpoint(tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs() * 3, ("malformed line",))
     out = tmp_path / "model.safetensors"
-    args = [
-        "core.train",
-        "--data",
-        str(data),
-        "--out",
-        str(out),
-        "--epochs",
-        "3",
-        "--dev-size",
-        "4",
-        "--test-size",
-        "4",
-        "--d-model",
-        "32",
-        "--n-heads",
-        "2",
-        "--n-enc-layers",
-        "1",
-        "--n-dec-layers",
-        "1",
-        "--d-ff",
-        "64",
-        "--max-tokens",
-        "300",
-        "--warmup-steps",
-        "10",
-        "--lr",
-        "3e-3",
-        "--min-freq",
-        "1",
-    ]
+    args = ["core.train", *tiny_train_args(data, out, 3)]
     result = run(args)
     assert result.returncode == 0, result.stderr
     loaded = load_checkpoint(out)
@@ -132,6 +100,6 @@ def test_training_smoke_run_lowers_the_loss_and_writes_a_loadable_checkpoint(tmp
     assert len(snapshots) == 3 and len(snapshots[0]["probes"]) == 3
     probe = snapshots[-1]["probes"][0]
     assert len(probe["cross"]) == len(probe["decoder_tokens"]) and len(probe["cross"][0]) == len(probe["source_tokens"])
-    resumed = run([*args[:-2], "--epochs", "4", "--resume", "--min-freq", "1"])
+    resumed = run(["core.train", *tiny_train_args(data, out, 4, "--resume")])
     assert resumed.returncode == 0, resumed.stderr
     assert len(load_checkpoint(out).card["history"]) == 4

@@ -6,7 +6,7 @@ import pytest
 
 from core.text.batches import bucket_batches, iterate_batches, pad_batch
 from core.text.data import Pair, group_references, read_pairs, split_by_english
-from tests.fixtures import REAL_DATA, synthetic_pairs, write_pairs
+from tests.helpers.fixtures import REAL_DATA, synthetic_pairs, write_pairs
 
 
 def test_malformed_lines_are_counted_not_silently_dropped(tmp_path):

@@ -4,13 +4,13 @@ import pytest
 import torch
 
 from core.inference.batch import translate
-from core.inference.beam import beam_search_ids
+from core.inference.beam import beam_search_ids, length_penalty
 from core.inference.greedy import greedy_ids
-from core.inference.source import MAX_SOURCE_TOKENS, EmptyInputError, prepare_source
+from core.inference.source import MAX_SOURCE_TOKENS, EmptyInputError, max_steps, prepare_source
 from core.inference.trace import trace
 from core.text.vocab import BOS_ID, EOS_ID
-from tests.fixtures import synthetic_pairs
-from tests.trace_schema import validate_trace
+from tests.helpers.fixtures import synthetic_pairs
+from tests.helpers.trace_schema import validate_trace
 
 
 def uncached_greedy(model, source_ids, limit):
@@ -55,13 +55,26 @@ def test_batched_greedy_equals_one_at_a_time(trained_tiny):
     assert batched == [greedy_ids(model, [s])[0] for s in sources]
 
 
+def normalised_score(model, source_ids, output_ids, alpha=0.6) -> float:
+    """log P(output, <eos> | source) / GNMT length penalty: what beam search ranks finished outputs by."""
+    target = [*output_ids, EOS_ID]
+    with torch.no_grad():
+        logits = model(torch.tensor([source_ids]), torch.tensor([[BOS_ID, *output_ids]])).logits
+    log_probs = torch.log_softmax(logits[0].double(), dim=-1)
+    total = float(sum(log_probs[t, token] for t, token in enumerate(target)))
+    return total / length_penalty(len(target), alpha)
+
+
 def test_beam_one_equals_greedy_and_beam_four_scores_at_least_as_well(trained_tiny):
     model, pipeline = trained_tiny
-    for pair in synthetic_pairs()[::9]:
-        ids = prepare_source(model, pipeline, pair.en).ids
-        assert beam_search_ids(model, ids, 1) == greedy_ids(model, [ids])[0]
+    sentences = [p.en for p in synthetic_pairs()[::9]] + ["Tom sees tea music river.", "The cat likes Mary."]
+    for sentence in sentences:
+        ids = prepare_source(model, pipeline, sentence).ids
+        greedy = greedy_ids(model, [ids])[0]
+        assert beam_search_ids(model, ids, 1) == greedy
         beam = beam_search_ids(model, ids, 4)
         assert beam and EOS_ID not in beam
+        assert normalised_score(model, ids, beam) >= normalised_score(model, ids, greedy) - 1e-6, sentence
 
 
 def test_forced_prefix_is_honoured_and_decoding_continues(trained_tiny):
@@ -72,7 +85,10 @@ def test_forced_prefix_is_honoured_and_decoding_continues(trained_tiny):
     assert branch.steps[0].token == alternative and branch.steps[0].forced
     assert not branch.steps[1].forced
     assert branch.decoder_tokens[:2] == ["<bos>", alternative]
-    assert branch.steps[-1].token == "<eos>" or len(branch.steps) >= 10
+    # after the forced token, decoding is greedy again: every later step takes its top candidate
+    assert all(step.token == step.top_k[0][0] for step in branch.steps[1:])
+    limit = max_steps(model, len(branch.source.ids))
+    assert branch.steps[-1].token == "<eos>" or len(branch.steps) == limit
 
 
 def test_trace_json_validates_against_the_schema(trained_tiny):

@@ -13,12 +13,11 @@ from core.train import main as train_main
 from core.training.config import TrainConfig
 from core.training.data import encode_pairs
 from core.training.distributed import Workers
-from tests.browser import free_port
-from tests.conftest import TRAIN_ARGS
-from tests.fixtures import synthetic_pairs, write_pairs
+from tests.helpers.browser import free_port
+from tests.helpers.fixtures import synthetic_pairs, tiny_train_args, write_pairs
 
 # One epoch (best epoch = last), no dropout (its random masks differ between processes), float32 on disk.
-ARGS = [*TRAIN_ARGS.replace("--epochs 3", "--epochs 1").split(), "--dropout", "0", "--full-precision"]
+EXACT = ("--dropout", "0", "--full-precision")
 
 
 def test_shards_partition_the_batch_and_a_missing_row_weighs_nothing():
@@ -36,10 +35,10 @@ def test_shards_partition_the_batch_and_a_missing_row_weighs_nothing():
 def test_two_processes_match_one_process_on_the_same_global_batches(tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs() * 3)
     single, double = tmp_path / "one.safetensors", tmp_path / "two.safetensors"
-    assert train_main(["--data", str(data), "--out", str(single), *ARGS]) == 0
+    assert train_main(tiny_train_args(data, single, 1, *EXACT)) == 0
     command = [
         sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
-        "-m", "core.train", "--data", str(data), "--out", str(double), *ARGS,
+        "-m", "core.train", *tiny_train_args(data, double, 1, *EXACT),
     ]  # fmt: skip
     run = subprocess.run(command, capture_output=True, text=True, timeout=240)
     assert run.returncode == 0, run.stderr[-3000:]

@@ -38,8 +38,8 @@ from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
 from core.model.registry import build_model
 from core.text.pipeline import build_pipeline
 from pages.ui.session_models import MAX_MODEL_MB
-from tests.fixtures import synthetic_pairs, tiny_config
-from tests.trace_schema import validate_trace
+from tests.helpers.fixtures import synthetic_pairs, tiny_config
+from tests.helpers.trace_schema import validate_trace
 
 APP_LIMIT = MAX_MODEL_MB * 2**20  # what the Models page passes as max_model_bytes
 CI_RANDOM, FULL_RANDOM = 30, 420  # random mutations on top of the fixed catalogue (about 170 files)

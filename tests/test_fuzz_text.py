@@ -23,13 +23,13 @@ from core.inference.batch import translate
 from core.inference.source import MAX_SOURCE_TOKENS, EmptyInputError
 from core.inference.trace import trace
 from core.io.checkpoint import LoadedModel, load_checkpoint
-from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT, ROOT
+from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
 from core.text.vocab import BOS, EOS, PAD
 from pages.ui.widgets import MAX_CHARS
-from tests.fuzz_inputs import LONG_CHARS, FuzzInput, fuzz_inputs
-from tests.trace_schema import validate_trace
+from tests.helpers.apptest import APP
+from tests.helpers.fuzz_inputs import LONG_CHARS, FuzzInput, fuzz_inputs
+from tests.helpers.trace_schema import validate_trace
 
-APP = str(ROOT / "app.py")
 FULL_INPUTS = 1000
 CI_CORE_INPUTS = {"transformer": 200, "gru": 100}  # the GRU shares the tokenizer: fewer inputs in CI
 CI_PAGE_INPUTS = 25

@@ -8,7 +8,7 @@ from core.model.config import ModelConfig
 from core.model.layers import PositionalEncoding, sinusoidal_table
 from core.model.masks import causal_mask, padding_mask
 from core.model.transformer import DecoderLayer, EncoderLayer
-from tests.test_attention import copy_into_torch
+from tests.helpers.torch_reference import copy_into_torch
 
 D, H, FF = 16, 4, 32
 

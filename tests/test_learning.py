@@ -3,7 +3,7 @@
 from core.inference.batch import translate
 from core.text.data import read_pairs
 from core.text.tokenize import to_simplified
-from tests.fixtures import REAL_DATA, synthetic_pairs, train_tiny
+from tests.helpers.fixtures import REAL_DATA, synthetic_pairs, train_tiny
 
 
 def sixty_four_pairs():

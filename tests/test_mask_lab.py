@@ -7,7 +7,7 @@ import torch
 from core.explain import mask_lab
 from core.model.transformer import Transformer
 from core.text.vocab import PAD
-from tests.fixtures import tiny_config
+from tests.helpers.fixtures import tiny_config
 
 SENTENCES = ["I like tea.", "They see the river."]
 

@@ -7,7 +7,7 @@ import torch
 from core.explain import positional
 from core.inference.trace import trace
 from core.model.intervention import POSITION_MODES, Intervention, shuffled_positions
-from tests.trace_schema import validate_trace
+from tests.helpers.trace_schema import validate_trace
 
 
 def test_table_is_the_one_the_model_adds(trained_tiny):

@@ -15,8 +15,8 @@ from core.model.config import ModelConfig
 from core.model.registry import check_config
 from core.model.rnn import BahdanauSeq2Seq
 from core.text.vocab import PAD_ID
-from tests.fixtures import synthetic_pairs, train_tiny
-from tests.trace_schema import validate_trace
+from tests.helpers.fixtures import synthetic_pairs, train_tiny
+from tests.helpers.trace_schema import validate_trace
 
 
 def test_additive_attention_equals_the_formula_on_a_hand_computed_example():

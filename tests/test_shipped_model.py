@@ -10,8 +10,8 @@ from core.inference.batch import translate
 from core.inference.trace import trace
 from core.io.checkpoint import load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT, ROOT
-from tests.fixtures import REAL_DATA
-from tests.trace_schema import validate_trace
+from tests.helpers.fixtures import REAL_DATA
+from tests.helpers.trace_schema import validate_trace
 
 
 @pytest.fixture(scope="module")

@@ -19,9 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.timing import rss_mb
-from core.io.paths import ROOT
-
-APP = str(ROOT / "app.py")
+from tests.helpers.apptest import APP
 
 pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
 

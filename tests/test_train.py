@@ -10,6 +10,7 @@ import pytest
 import torch
 
 from core.io.checkpoint import load_checkpoint
+from core.io.paths import ROOT
 from core.model.registry import build_model
 from core.model.transformer import Transformer
 from core.text.pipeline import build_pipeline
@@ -17,8 +18,7 @@ from core.training.config import TrainConfig
 from core.training.data import encode_pairs
 from core.training.schedule import warmup_cosine
 from core.training.trainer import Trainer
-from tests.fixtures import synthetic_pairs, tiny_config, write_pairs
-from tests.test_cli import ROOT
+from tests.helpers.fixtures import synthetic_pairs, tiny_config, tiny_train_args, write_pairs
 
 
 def make_trainer(seed=0) -> Trainer:
@@ -81,9 +81,7 @@ def test_training_is_reproducible_with_a_seed():
 def test_ctrl_c_leaves_a_usable_checkpoint(tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs() * 4)
     out = tmp_path / "model.safetensors"
-    args = ["--data", str(data), "--out", str(out), "--epochs", "500", "--dev-size", "4", "--test-size", "4",
-            "--d-model", "32", "--n-heads", "2", "--n-enc-layers", "1", "--n-dec-layers", "1", "--d-ff", "64",
-            "--max-tokens", "300", "--min-freq", "1"]  # fmt: skip
+    args = tiny_train_args(data, out, 500)
     process = subprocess.Popen([sys.executable, "-m", "core.train", *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 180
     while not out.exists() and time.monotonic() < deadline and process.poll() is None:

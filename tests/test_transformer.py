@@ -116,3 +116,9 @@ def test_tied_output_projection_shares_the_target_embedding():
     assert not any("generator" in n for n in names)
     src, tgt = batch(6)
     assert tied(src, tgt).logits.shape == (2, 7, 40)
+    hidden = torch.randn(2, 3, 32)
+    torch.testing.assert_close(tied.project(hidden), hidden @ tied.tgt_embed.weight.T)
+    with torch.no_grad():  # one tensor: changing the embedding changes the output projection
+        tied.tgt_embed.weight[7] += 1.0
+    torch.testing.assert_close(tied.project(hidden)[..., 7], hidden @ tied.tgt_embed.weight[7])
+    assert untied.generator.weight.data_ptr() != untied.tgt_embed.weight.data_ptr()

@@ -20,7 +20,8 @@ def length_penalty(length: int, alpha: float) -> float:
 def beam_search_ids(model: Seq2Seq, source_ids: Sequence[int], beam_size: int = 4, alpha: float = 0.6) -> list[int]:
     """Finished hypotheses are ranked by log-prob / length penalty; returns ids without <bos>/<eos>.
 
-    Stops once beam_size hypotheses have ended in <eos>; with beam_size=1 this is greedy decoding.
+    Stops when no hypothesis still alive can beat the best finished one (or at the length limit);
+    with beam_size=1 this is greedy decoding.
     """
     if beam_size < 1:
         raise ValueError("beam size must be at least 1")
@@ -47,10 +48,19 @@ def beam_search_ids(model: Seq2Seq, source_ids: Sequence[int], beam_size: int = 
                 parents.append(parent)
             if len(next_alive) == beam_size:
                 break
-        if len(finished) >= beam_size or not next_alive:
+        if not next_alive or (finished and _cannot_improve(finished, next_alive, limit, alpha)):
             break
         alive = next_alive
         for layer in cache:
             layer.reorder(torch.tensor(parents, device=device))
     best = max(finished or [(s / length_penalty(len(q), alpha), q) for s, q in alive], key=lambda item: item[0])[1]
     return [t for t in best if t != EOS_ID]
+
+
+def _cannot_improve(
+    finished: list[tuple[float, list[int]]], alive: list[tuple[float, list[int]]], limit: int, alpha: float
+) -> bool:
+    """A log-prob only falls as a hypothesis grows, and the penalty is largest at the length limit,
+    so an alive hypothesis can reach at most its log-prob / length_penalty(limit)."""
+    best_finished = max(score for score, _ in finished)
+    return best_finished >= max(score for score, _ in alive) / length_penalty(limit, alpha)

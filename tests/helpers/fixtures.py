@@ -8,6 +8,7 @@ from pathlib import Path
 
 import torch
 
+from core.io.paths import ROOT
 from core.model.base import Seq2Seq
 from core.model.config import ModelConfig
 from core.model.registry import build_model
@@ -18,7 +19,7 @@ from core.text.vocab import PAD_ID
 from core.training.config import TrainConfig
 from core.training.data import encode_pairs
 
-REAL_DATA = Path(__file__).resolve().parent.parent.parent / "shared" / "data" / "cmn.txt"
+REAL_DATA = ROOT.parent / "shared" / "data" / "cmn.txt"  # used when present, never committed
 
 SUBJECTS = [
     ("I", "我", "like", "see"),
@@ -52,6 +53,18 @@ def write_pairs(path: Path, pairs: list[Pair], extra_lines: tuple[str, ...] = ()
     lines = [f"{p.en}\t{p.zh}\tCC-BY 2.0 (France) Attribution: fixture written by the tests" for p in pairs]
     path.write_text("\n".join([*lines, *extra_lines]) + "\n", encoding="utf-8")
     return path
+
+
+# A tiny model trained by core.train itself in seconds (the training CLI's arguments, written once).
+TINY_TRAIN_OPTIONS = (
+    "--dev-size 4 --test-size 4 --d-model 32 --n-heads 2 --n-enc-layers 1 --n-dec-layers 1 "
+    "--d-ff 64 --max-tokens 300 --warmup-steps 10 --lr 3e-3 --min-freq 1"
+).split()
+
+
+def tiny_train_args(data: Path, out: Path, epochs: int = 3, *extra: str) -> list[str]:
+    """python -m core.train arguments for the tiny model on `data`, writing `out`."""
+    return ["--data", str(data), "--out", str(out), "--epochs", str(epochs), *TINY_TRAIN_OPTIONS, *extra]
 
 
 def tiny_config(pipeline: TextPipeline, **overrides) -> ModelConfig:
