@@ -70,6 +70,7 @@ def test_the_three_decoders_give_the_production_decoder_tokens(trained_tiny):
     assert all(len(row) == 30 for row in forced[0]) and forced[0] == forced[1] == forced[2]
 
 
+@pytest.mark.slow
 def test_bench_runs_end_to_end_and_writes_every_number(trained_checkpoint, tmp_path, capsys):
     data = trained_checkpoint.parent / "pairs.txt"
     out = tmp_path / "bench.json"

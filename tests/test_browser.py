@@ -1,8 +1,10 @@
 """The real app in a real browser: `streamlit run app.py` on loopback, driven by Playwright + Chromium."""
 
+import pytest
+
 from tests.helpers.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
 
-pytestmark = needs_chromium
+pytestmark = [pytest.mark.browser, pytest.mark.slow, needs_chromium]
 
 
 def test_deep_link_then_translate_step_and_attention_in_a_browser():

@@ -8,6 +8,7 @@ import json
 import time
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from core.inference.batch import translate
@@ -16,7 +17,7 @@ from core.io.checkpoint import load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT
 from tests.helpers.browser import assert_no_errors, browser, go_to, needs_chromium, running_app, wait_for_app
 
-pytestmark = needs_chromium
+pytestmark = [pytest.mark.browser, pytest.mark.reliability, pytest.mark.slow, needs_chromium]
 
 SESSIONS = 4
 FIRST_SENTENCES = (

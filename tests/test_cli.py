@@ -25,6 +25,7 @@ def tiny_checkpoint(trained_tiny, tmp_path_factory):
     return save_checkpoint(path, model, pipeline, {"train_config": {"dev_size": 5, "test_size": 10, "seed": 1}})
 
 
+@pytest.mark.slow
 def test_translate_keeps_one_line_out_per_line_in(tiny_checkpoint):
     lines = ["Tom likes tea.", "", "   ", "We see the cat.", "🙂🙂", "<script>alert(1)</script>"]
     result = run(["core.translate", "--checkpoint", str(tiny_checkpoint)], "\n".join(lines) + "\n")
@@ -34,6 +35,7 @@ def test_translate_keeps_one_line_out_per_line_in(tiny_checkpoint):
     assert out[0] == "汤姆喜欢茶。" and out[1] == "" and out[2] == ""
 
 
+@pytest.mark.slow
 def test_translate_with_beam_and_trace_writes_one_valid_json_object_per_line(tiny_checkpoint):
     lines = ["Tom likes tea.", "", "They see the river."]
     for extra in ([], ["--beam", "3"]):
@@ -48,6 +50,7 @@ def test_translate_with_beam_and_trace_writes_one_valid_json_object_per_line(tin
         assert traces[0]["translation"] == "汤姆喜欢茶。" and traces[1]["steps"] == []
 
 
+@pytest.mark.slow
 def test_translate_reports_a_bad_checkpoint_without_a_traceback(tmp_path):
     bad = tmp_path / "bad.safetensors"
     bad.write_bytes(b"not a model at all")
@@ -55,6 +58,7 @@ def test_translate_reports_a_bad_checkpoint_without_a_traceback(tmp_path):
     assert result.returncode == 2 and "not a checkpoint" in result.stderr and "Traceback" not in result.stderr
 
 
+@pytest.mark.slow
 def test_evaluate_prints_bleu_and_chrf_as_json(tiny_checkpoint, tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs()[:30])
     result = run(["core.evaluate", "--checkpoint", str(tiny_checkpoint), "--data", str(data)])
@@ -83,6 +87,7 @@ def test_evaluate_prints_bleu_and_chrf_as_json(tiny_checkpoint, tmp_path):
     )
 
 
+@pytest.mark.slow
 def test_training_smoke_run_lowers_the_loss_and_writes_a_loadable_checkpoint(tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs() * 3, ("malformed line",))
     out = tmp_path / "model.safetensors"

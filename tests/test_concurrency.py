@@ -32,7 +32,7 @@ from core.io.checkpoint import LoadedModel
 from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
 from core.model.intervention import Intervention
 
-pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
+pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.usefixtures("fresh_streamlit_caches")]
 
 THREADS = 8
 SENTENCES_PER_THREAD = {False: 6, True: 25}  # CI size, --full (the issue: 8 threads × 25 sentences)

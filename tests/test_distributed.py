@@ -16,6 +16,8 @@ from core.training.distributed import Workers
 from tests.helpers.browser import free_port
 from tests.helpers.fixtures import synthetic_pairs, tiny_train_args, write_pairs
 
+pytestmark = [pytest.mark.slow]
+
 # One epoch (best epoch = last), no dropout (its random masks differ between processes), float32 on disk.
 EXACT = ("--dropout", "0", "--full-precision")
 

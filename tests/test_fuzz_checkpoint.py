@@ -41,6 +41,8 @@ from pages.ui.session_models import MAX_MODEL_MB
 from tests.helpers.fixtures import synthetic_pairs, tiny_config
 from tests.helpers.trace_schema import validate_trace
 
+pytestmark = [pytest.mark.reliability, pytest.mark.slow]
+
 APP_LIMIT = MAX_MODEL_MB * 2**20  # what the Models page passes as max_model_bytes
 CI_RANDOM, FULL_RANDOM = 30, 420  # random mutations on top of the fixed catalogue (about 170 files)
 CI_REAL, FULL_REAL = 3, 16  # random mutations of each real shipped file (about 1-2 s each to load)

@@ -30,6 +30,8 @@ from tests.helpers.apptest import APP
 from tests.helpers.fuzz_inputs import LONG_CHARS, FuzzInput, fuzz_inputs
 from tests.helpers.trace_schema import validate_trace
 
+pytestmark = [pytest.mark.reliability, pytest.mark.slow]
+
 FULL_INPUTS = 1000
 CI_CORE_INPUTS = {"transformer": 200, "gru": 100}  # the GRU shares the tokenizer: fewer inputs in CI
 CI_PAGE_INPUTS = 25

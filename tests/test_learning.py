@@ -1,9 +1,13 @@
 """A tiny model really learns: it memorises 64 real sentence pairs to exact match."""
 
+import pytest
+
 from core.inference.batch import translate
 from core.text.data import read_pairs
 from core.text.tokenize import to_simplified
 from tests.helpers.fixtures import REAL_DATA, synthetic_pairs, train_tiny
+
+pytestmark = [pytest.mark.slow]
 
 
 def sixty_four_pairs():

@@ -67,6 +67,9 @@ def test_wrong_fills_leak_attention_onto_blocked_keys(trained_tiny, batch):
         assert stages.leaked_mass(weights).max() > 0.05, label  # the first query "sees" the future
     encoder = mask_lab.score_pipeline(model, batch, "encoder", 0, 0, 0)
     assert encoder.leaked_mass(encoder.wrong["0"])[0] > 0 and encoder.leaked_mass(encoder.weights).max() == 0
+    leaks = stages.max_leaks()  # what the page prints: the correct fill first, then each wrong one
+    assert list(leaks) == ["−∞ (correct)", *stages.wrong] and leaks["−∞ (correct)"] == 0.0
+    assert all(leaks[label] == stages.leaked_mass(w).max() for label, w in stages.wrong.items())
 
 
 def test_out_of_range_choices_are_refused(trained_tiny, batch):

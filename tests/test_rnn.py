@@ -107,6 +107,7 @@ def test_an_rnn_config_needs_one_head_and_an_even_width():
         check_config(ModelConfig(10, 10, arch="lstm"))
 
 
+@pytest.mark.slow
 def test_translate_cli_traces_the_gru_including_empty_lines(gru, tmp_path):
     import json
     import subprocess

@@ -36,6 +36,7 @@ def test_shipped_model_translates_everyday_sentences(shipped):
     validate_trace(trace(shipped.model, shipped.pipeline, "Tom is taller than Mary.").to_json())
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(not REAL_DATA.exists(), reason="cmn.txt not present")
 def test_evaluate_reproduces_the_recorded_test_bleu(shipped):
     result = subprocess.run(

@@ -21,7 +21,7 @@ from streamlit.testing.v1 import AppTest
 from bench.timing import rss_mb
 from tests.helpers.apptest import APP
 
-pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
+pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.usefixtures("fresh_streamlit_caches")]
 
 SENTENCES = (
     "Tom likes tea.",

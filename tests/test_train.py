@@ -78,6 +78,7 @@ def test_training_is_reproducible_with_a_seed():
         assert torch.equal(a, b), name
 
 
+@pytest.mark.slow
 def test_ctrl_c_leaves_a_usable_checkpoint(tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs() * 4)
     out = tmp_path / "model.safetensors"
