@@ -6,9 +6,10 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from statistics import median
 from typing import Any
 
-from bench.timing import median, percentile, rss_mb, timed
+from bench.timing import percentile, rss_mb, timed
 from core.inference.trace import trace
 from core.io.checkpoint import LoadedModel, load_checkpoint
 from core.io.paths import ROOT

@@ -5,11 +5,12 @@ the three back to back, in rotating order; per-sentence times are medians over r
 from __future__ import annotations
 
 from collections.abc import Sequence
+from statistics import median
 from typing import Any
 
 from bench.decoders import DECODERS, greedy
 from bench.reference import TorchReference, from_ours
-from bench.timing import median, percentile, timed
+from bench.timing import percentile, timed
 from core.inference.source import prepare_source
 from core.model.transformer import Transformer
 from core.text.pipeline import TextPipeline

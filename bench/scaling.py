@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from statistics import median
 from typing import Any
 
 from bench.decoders import greedy
-from bench.timing import median, timed
+from bench.timing import timed
 from core.inference.source import prepare_source
 from core.inference.trace import trace
 from core.model.transformer import Transformer

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import os
 import platform
-import statistics
 import time
 from collections.abc import Callable, Sequence
 from typing import TypeVar
 
+import numpy as np
 import torch
 
 T = TypeVar("T")
@@ -22,24 +22,14 @@ def timed(function: Callable[[], T]) -> tuple[T, float]:
 
 
 def percentile(values: Sequence[float], q: float) -> float:
-    """Linear-interpolated q-th percentile (q in 0..100)."""
-    ordered = sorted(values)
-    if not ordered:
-        return float("nan")
-    position = (len(ordered) - 1) * q / 100
-    low = int(position)
-    high = min(low + 1, len(ordered) - 1)
-    return ordered[low] + (ordered[high] - ordered[low]) * (position - low)
+    """Linear-interpolated q-th percentile (q in 0..100); NaN for no values."""
+    return float(np.percentile(values, q)) if len(values) else float("nan")
 
 
 def stats_ms(seconds: Sequence[float]) -> str:
     """'p50 … ms, p90 … ms, max … ms' for durations in seconds (the reliability suites' summaries)."""
     ms = [1000 * s for s in seconds]
     return f"p50 {percentile(ms, 50):.0f} ms, p90 {percentile(ms, 90):.0f} ms, max {max(ms):.0f} ms"
-
-
-def median(values: Sequence[float]) -> float:
-    return statistics.median(values)
 
 
 def rss_mb(pid: int | str = "self") -> float:

@@ -4,13 +4,14 @@ models so that both see the same machine load; the ratio is the median over roun
 
 from __future__ import annotations
 
+from statistics import median
 from typing import Any
 
 import torch
 from torch import Tensor, nn
 
 from bench.reference import from_ours
-from bench.timing import median, timed
+from bench.timing import timed
 from bench.workload import Workload
 from core.model.transformer import Transformer
 from core.text.vocab import PAD_ID
