@@ -87,7 +87,12 @@ def model_config_from_args(args: argparse.Namespace, data: PreparedData) -> Mode
 
 
 def initial_card(
-    argv: Sequence[str], model_config: ModelConfig, train_config: TrainConfig, data: PreparedData, device, workers
+    argv: Sequence[str],
+    model_config: ModelConfig,
+    train_config: TrainConfig,
+    data: PreparedData,
+    device: torch.device,
+    workers: Workers,
 ) -> ModelCard:
     """What the card knows before the first epoch: how to reproduce the run, on which data."""
     sizes = data.split.sizes()

@@ -1,7 +1,8 @@
 """Checks a trace dict against DESIGN.md's schema: the JSON Schema file (types, required fields),
 then in code what a schema cannot say: shapes that line up with the token lists and the model's
 layers (the architecture registry says which kinds exist), rows that sum to one, and a causal
-decoder self-attention."""
+decoder self-attention. jsonschema takes about as long per number as a trace takes to make, so it
+sees one row of each attention kind; numpy checks every weight's range."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import math
 from functools import lru_cache
 
 import jsonschema
+import numpy as np
 
 from core.io.paths import ROOT
 from core.model.registry import spec_for
@@ -30,8 +32,12 @@ def _rows(nested):
             yield from head
 
 
+def _one_row(maps: list) -> list:
+    return [[head[:1] for head in layer[:1]] for layer in maps[:1]]
+
+
 def validate_trace(data: dict) -> None:
-    _validator().validate(data)
+    _validator().validate({**data, "attention": {kind: _one_row(maps) for kind, maps in data["attention"].items()}})
     S, T = len(data["source_tokens"]), len(data["decoder_tokens"])
     assert len(data["steps"]) == T and (T == 0 or data["decoder_tokens"][0] == "<bos>")
     for t, step in enumerate(data["steps"]):
@@ -47,6 +53,8 @@ def validate_trace(data: dict) -> None:
         for layer in maps:
             for head in layer:
                 assert len(head) == rows and all(len(row) == cols for row in head), name
+        weights = np.array(maps, dtype=float)
+        assert weights.size == 0 or (weights.min() >= 0.0 and weights.max() <= 1.0), name
         for row in _rows(maps):
             assert math.isclose(sum(row), 1.0, abs_tol=1e-4), name
     for layer in attention["decoder"]:
