@@ -1,9 +1,11 @@
 """Translate English lines from stdin to Chinese lines on stdout, one line out per line in.
 
-python -m core.translate [--checkpoint PATH] [--beam K] [--trace]
+python -m core.translate [--checkpoint PATH] [--beam K] [--trace] [--ablate SPEC]
 
 With --trace each output line is one JSON object (DESIGN.md's trace schema). An empty input
 line gives an empty output line (with --trace: an empty trace). Notices go to stderr.
+--ablate enc:1:2,cross:3:4 switches heads off (their context vectors set to zero); a bad SPEC
+exits 2 with a message.
 """
 
 from __future__ import annotations
@@ -20,19 +22,23 @@ from core.inference.source import EmptyInputError, prepare_source
 from core.inference.trace import empty_trace_json, trace
 from core.io.checkpoint import CheckpointError, LoadedModel, load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT
+from core.model.intervention import NO_INTERVENTION, Intervention, parse_heads
+from core.model.registry import check_heads
 
 
-def trace_line(loaded: LoadedModel, text: str, beam: int) -> dict[str, Any]:
+def trace_line(
+    loaded: LoadedModel, text: str, beam: int, intervention: Intervention = NO_INTERVENTION
+) -> dict[str, Any]:
     """Greedy trace; with beam > 1, the trace of the beam's output (its tokens forced step by step)."""
     try:
         forced: list[str] = []
         if beam > 1:
             source = prepare_source(loaded.model, loaded.pipeline, text)
-            ids = beam_search_ids(loaded.model, source.ids, beam)
+            ids = beam_search_ids(loaded.model, source.ids, beam, intervention=intervention)
             forced = loaded.pipeline.tgt_vocab.decode(ids, strip_specials=False) + ["<eos>"]
-        result = trace(loaded.model, loaded.pipeline, text, forced=forced)
+        result = trace(loaded.model, loaded.pipeline, text, forced=forced, intervention=intervention)
     except EmptyInputError:
-        return empty_trace_json(loaded.model, loaded.pipeline, text)
+        return empty_trace_json(loaded.model, loaded.pipeline, text, intervention)
     for notice in result.source.notices:
         print(f"notice: {notice}", file=sys.stderr)
     return result.to_json()
@@ -43,20 +49,36 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint (default: the shipped one)")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--trace", action="store_true", help="write one JSON trace per line instead of the translation")
+    parser.add_argument(
+        "--ablate",
+        default="",
+        metavar="SPEC",
+        help="switch heads off: comma-separated kind:layer:head, kind enc, dec or cross, counted from 1 "
+        "(e.g. enc:1:2,cross:3:4)",
+    )
     args = parser.parse_args(argv)
     if args.beam < 1:
         parser.error("--beam must be at least 1")
     try:
+        heads = parse_heads(args.ablate)
+    except ValueError as err:
+        parser.error(f"--ablate {err}")
+    try:
         loaded = load_checkpoint(args.checkpoint)
+        check_heads(loaded.config, heads)
     except CheckpointError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
+    except ValueError as err:
+        print(f"error: --ablate {err}", file=sys.stderr)
+        return 2
+    intervention = Intervention(ablated_heads=heads)
     lines = [line.rstrip("\r\n") for line in sys.stdin]
     if args.trace:
         for line in lines:
-            print(json.dumps(trace_line(loaded, line, args.beam), ensure_ascii=False), flush=True)
+            print(json.dumps(trace_line(loaded, line, args.beam, intervention), ensure_ascii=False), flush=True)
         return 0
-    for result in translate(loaded.model, loaded.pipeline, lines, beam_size=args.beam):
+    for result in translate(loaded.model, loaded.pipeline, lines, beam_size=args.beam, intervention=intervention):
         for notice in result.notices:
             if "nothing to translate" not in notice:
                 print(f"notice: {notice}", file=sys.stderr)

@@ -10,6 +10,7 @@ from core.inference.beam import beam_search_ids
 from core.inference.greedy import greedy_ids
 from core.inference.source import EmptyInputError, Source, prepare_source
 from core.model.base import Seq2Seq
+from core.model.intervention import NO_INTERVENTION, Intervention
 from core.text.pipeline import TextPipeline
 from core.text.tokenize import output_text
 
@@ -21,7 +22,12 @@ class Translation:
 
 
 def translate(
-    model: Seq2Seq, pipeline: TextPipeline, texts: Sequence[str], beam_size: int = 1, batch_size: int = 64
+    model: Seq2Seq,
+    pipeline: TextPipeline,
+    texts: Sequence[str],
+    beam_size: int = 1,
+    batch_size: int = 64,
+    intervention: Intervention = NO_INTERVENTION,
 ) -> list[Translation]:
     """Empty sentences give "" with a notice; similar lengths share a batch."""
     results: list[Translation | None] = [None] * len(texts)
@@ -35,9 +41,9 @@ def translate(
     for start in range(0, len(prepared), batch_size):
         chunk = prepared[start : start + batch_size]
         if beam_size == 1:
-            outputs = greedy_ids(model, [s.ids for _, s in chunk])
+            outputs = greedy_ids(model, [s.ids for _, s in chunk], intervention)
         else:
-            outputs = [beam_search_ids(model, s.ids, beam_size) for _, s in chunk]
+            outputs = [beam_search_ids(model, s.ids, beam_size, intervention=intervention) for _, s in chunk]
         for (i, source), ids in zip(chunk, outputs):
             results[i] = Translation(output_text(pipeline.tgt_vocab.decode(ids)), source.notices)
     return [r for r in results if r is not None]

@@ -8,6 +8,7 @@ import torch
 
 from core.inference.source import max_steps, model_device
 from core.model.base import Seq2Seq
+from core.model.intervention import NO_INTERVENTION, Intervention
 from core.text.vocab import BOS_ID, EOS_ID
 
 
@@ -17,7 +18,13 @@ def length_penalty(length: int, alpha: float) -> float:
 
 
 @torch.no_grad()
-def beam_search_ids(model: Seq2Seq, source_ids: Sequence[int], beam_size: int = 4, alpha: float = 0.6) -> list[int]:
+def beam_search_ids(
+    model: Seq2Seq,
+    source_ids: Sequence[int],
+    beam_size: int = 4,
+    alpha: float = 0.6,
+    intervention: Intervention = NO_INTERVENTION,
+) -> list[int]:
     """Finished hypotheses are ranked by log-prob / length penalty; returns ids without <bos>/<eos>.
 
     Stops when no hypothesis still alive can beat the best finished one (or at the length limit);
@@ -26,14 +33,16 @@ def beam_search_ids(model: Seq2Seq, source_ids: Sequence[int], beam_size: int = 
     if beam_size < 1:
         raise ValueError("beam size must be at least 1")
     device = model_device(model)
-    encoded = model.encode(torch.tensor([list(source_ids)], device=device))
+    encoded = model.encode(torch.tensor([list(source_ids)], device=device), intervention=intervention)
     cache = model.new_cache()
     alive: list[tuple[float, list[int]]] = [(0.0, [])]
     finished: list[tuple[float, list[int]]] = []
     limit = max_steps(model, len(source_ids))
     for step in range(limit):
         last = torch.tensor([[seq[-1] if seq else BOS_ID] for _, seq in alive], device=device)
-        logits, _, _ = model.decode(last, encoded.expand(len(alive)), cache=cache, offset=step)
+        logits, _, _ = model.decode(
+            last, encoded.expand(len(alive)), cache=cache, offset=step, intervention=intervention
+        )
         log_probs = torch.log_softmax(logits[:, -1].float(), dim=-1)
         totals = torch.tensor([score for score, _ in alive], device=device)[:, None] + log_probs
         values, flat = totals.flatten().topk(min(2 * beam_size, totals.numel()))

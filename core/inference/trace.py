@@ -4,7 +4,7 @@ attention weight the model used to choose it (DESIGN.md's trace schema)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -40,6 +40,7 @@ class Trace:
     decoder: Tensor  # (L, H, T, T), zero above the diagonal
     cross: Tensor  # (L, H, T, S)
     model_info: dict[str, Any]
+    ablated: list[str] = field(default_factory=list)  # heads switched off, kind:layer:head (1-based)
 
     def to_json(self) -> dict[str, Any]:
         """The DESIGN.md trace schema."""
@@ -54,6 +55,7 @@ class Trace:
                 "decoder": self.decoder.tolist(),
                 "cross": self.cross.tolist(),
             },
+            **({"ablated": self.ablated} if self.ablated else {}),
             "model": self.model_info,
         }
 
@@ -100,7 +102,7 @@ def trace(
     limit = min(model.config.max_len, max(max_steps(model, len(source.ids)), len(forced) + 1))
     for step in range(limit):
         last = torch.tensor([[decoder_ids[-1]]], device=device)
-        logits, self_ws, cross_ws = model.decode(last, encoded, True, cache, step)
+        logits, self_ws, cross_ws = model.decode(last, encoded, True, cache, step, intervention)
         probs = torch.softmax(logits[0, -1].float(), dim=-1)
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
         is_forced = step < len(forced)
@@ -135,10 +137,13 @@ def trace(
         decoder=decoder,
         cross=torch.stack(cross_rows, dim=2).cpu(),
         model_info=model_info(model, pipeline),
+        ablated=intervention.ablated_specs(),
     )
 
 
-def empty_trace_json(model: Seq2Seq, pipeline: TextPipeline, text: str) -> dict[str, Any]:
+def empty_trace_json(
+    model: Seq2Seq, pipeline: TextPipeline, text: str, intervention: Intervention = NO_INTERVENTION
+) -> dict[str, Any]:
     """A schema-valid trace with no tokens, for a line with nothing to translate."""
     c = model.config
     layers = spec_for(c.arch).attention_layers(c.n_enc_layers, c.n_dec_layers)
@@ -149,5 +154,6 @@ def empty_trace_json(model: Seq2Seq, pipeline: TextPipeline, text: str) -> dict[
         "translation": "",
         "steps": [],
         "attention": {kind: [[[] for _ in range(c.n_heads)] for _ in range(n)] for kind, n in layers.items()},
+        **({"ablated": intervention.ablated_specs()} if intervention.ablated_heads else {}),
         "model": model_info(model, pipeline),
     }

@@ -73,8 +73,11 @@ class MultiHeadAttention(nn.Module):
         mask: Tensor | None = None,
         need_weights: bool = False,
         kv: tuple[Tensor, Tensor] | None = None,
+        head_mask: Tensor | None = None,
     ) -> tuple[Tensor, Tensor | None]:
         """query (B, Tq, d); keys/values from key_value (B, Tk, d) or precomputed kv.
+        head_mask (H,) multiplies each head's context vector before the output projection
+        (0 = the head is ablated).
 
         Returns the output (B, Tq, d) and, if need_weights, the weights (B, H, Tq, Tk).
         """
@@ -90,6 +93,8 @@ class MultiHeadAttention(nn.Module):
             q = self._split_heads(self.q_proj(query))
         dropout_p = self.dropout if self.training else 0.0
         out, weights = scaled_dot_product_attention(q, kv[0], kv[1], mask, dropout_p, need_weights)
+        if head_mask is not None:
+            out = out * head_mask[:, None, None]
         batch, _, length, _ = out.shape
         return self.out_proj(out.transpose(1, 2).reshape(batch, length, -1)), weights
 

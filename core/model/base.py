@@ -36,8 +36,10 @@ class Seq2Seq(nn.Module):
         return_attention: bool = False,
         cache: list[Any] | None = None,
         offset: int = 0,
+        intervention: Intervention = NO_INTERVENTION,
     ) -> DecoderResult:
         """Logits (B, T, V) for decoder input tgt (B, T) and, if asked, per-layer attention weights.
+        The intervention must be the one given to `encode` (and the same at every cached step).
 
         Full pass: cache=None, offset=0, tgt may be padded. Incremental: pass the cache from
         new_cache(); tgt holds the T new positions starting at `offset` (no padding)."""
@@ -53,10 +55,12 @@ class Seq2Seq(nn.Module):
             return F.linear(hidden, self.tgt_embed.weight)
         return self.generator(hidden)
 
-    def forward(self, src: Tensor, tgt: Tensor, return_attention: bool = False) -> Seq2SeqOutput:
+    def forward(
+        self, src: Tensor, tgt: Tensor, return_attention: bool = False, intervention: Intervention = NO_INTERVENTION
+    ) -> Seq2SeqOutput:
         """Teacher-forced pass: src (B, S), tgt (B, T) decoder input (starts with <bos>)."""
-        encoded = self.encode(src, return_attention)
-        logits, self_ws, cross_ws = self.decode(tgt, encoded, return_attention)
+        encoded = self.encode(src, return_attention, intervention)
+        logits, self_ws, cross_ws = self.decode(tgt, encoded, return_attention, intervention=intervention)
         if not return_attention:
             return Seq2SeqOutput(logits, None)
         return Seq2SeqOutput(logits, AttentionMaps(encoded.attention or [], self_ws or [], cross_ws or []))

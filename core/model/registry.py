@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from core.model.base import Seq2Seq
 from core.model.config import ModelConfig
+from core.model.intervention import HeadRef
 from core.model.rnn import BahdanauSeq2Seq
 from core.model.transformer import Transformer
 
@@ -104,3 +105,31 @@ def check_config(config: ModelConfig) -> None:
 def build_model(config: ModelConfig) -> Seq2Seq:
     check_config(config)
     return spec_for(config.arch).model_class(config)
+
+
+def check_heads(config: ModelConfig, heads: frozenset[HeadRef]) -> None:
+    """ValueError naming the first head this model does not have (1-based, as typed)."""
+    spec = spec_for(config.arch)
+    layers = spec.attention_layers(config.n_enc_layers, config.n_dec_layers)
+    for head in sorted(heads):
+        if not layers[head.kind]:
+            raise ValueError(f"{head.spec()}: this {spec.title} model has no {ATTENTION_KINDS[head.kind]}")
+        if head.layer >= layers[head.kind]:
+            raise ValueError(
+                f"{head.spec()}: layer {head.layer + 1} does not exist; {ATTENTION_KINDS[head.kind]} has {layers[head.kind]}"
+            )
+        if head.head >= config.n_heads:
+            raise ValueError(
+                f"{head.spec()}: head {head.head + 1} does not exist; the model has {config.n_heads} per layer"
+            )
+
+
+def all_heads(config: ModelConfig) -> list[HeadRef]:
+    """Every attention head of the model, kind by kind, layer by layer."""
+    layers = spec_for(config.arch).attention_layers(config.n_enc_layers, config.n_dec_layers)
+    return [
+        HeadRef(kind, layer, head)
+        for kind in ATTENTION_KINDS
+        for layer in range(layers[kind])
+        for head in range(config.n_heads)
+    ]

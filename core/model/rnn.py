@@ -73,7 +73,7 @@ class BahdanauSeq2Seq(Seq2Seq):
         self, src: Tensor, return_attention: bool = False, intervention: Intervention = NO_INTERVENTION
     ) -> EncoderOutput:
         """src (B, S) padded ids -> memory (B, S, d); padding never enters the GRU (packed)."""
-        if intervention != NO_INTERVENTION:
+        if intervention.source_positions != "normal":
             raise ValueError("the GRU model reads its source in order: it has no positions to intervene on")
         mask = padding_mask(src, PAD_ID)
         lengths = (src != PAD_ID).sum(dim=1).clamp(min=1).cpu()
@@ -96,18 +96,23 @@ class BahdanauSeq2Seq(Seq2Seq):
         return_attention: bool = False,
         cache: list[RNNState] | None = None,
         offset: int = 0,
+        intervention: Intervention = NO_INTERVENTION,
     ) -> DecoderResult:
         """With a cache, continue from its state (offset is implied by the state and unused).
-        No self-attention (an empty list); cross-attention comes back as [(B, 1, T, S)]."""
+        No self-attention (an empty list); cross-attention comes back as [(B, 1, T, S)]. Ablating
+        its one head (cross:1:1) sets the attention's context vector to zero."""
         state = cache[0] if cache is not None else RNNState()
         if state.hidden is None:
             fresh = self._initial_state(encoded)
             state.hidden, state.keys = fresh.hidden, fresh.keys
         mask = encoded.src_mask[:, 0, 0, :]
+        context_mask = intervention.head_mask("cross", 0, 1, tgt.device)
         embedded = self.dropout(self.tgt_embed(tgt))
         hidden, outputs, weights = state.hidden, [], []
         for t in range(tgt.size(1)):
             context, w = self.attention(hidden[-1], state.keys, encoded.memory, mask)
+            if context_mask is not None:
+                context = context * context_mask
             output, hidden = self.decoder(torch.cat([embedded[:, t], context], dim=-1)[:, None], hidden)
             outputs.append(torch.tanh(self.pre_output(torch.cat([output[:, 0], context, embedded[:, t]], dim=-1))))
             weights.append(w)

@@ -41,9 +41,11 @@ class EncoderLayer(nn.Module):
         self.attn_block = Residual(config.d_model, config.dropout, config.norm_first)
         self.ffn_block = Residual(config.d_model, config.dropout, config.norm_first)
 
-    def forward(self, x: Tensor, mask: Tensor | None, need_weights: bool = False) -> tuple[Tensor, Tensor | None]:
+    def forward(
+        self, x: Tensor, mask: Tensor | None, need_weights: bool = False, head_mask: Tensor | None = None
+    ) -> tuple[Tensor, Tensor | None]:
         h = self.attn_block.sublayer_input(x)
-        attended, weights = self.self_attn(h, h, mask, need_weights)
+        attended, weights = self.self_attn(h, h, mask, need_weights, head_mask=head_mask)
         x = self.attn_block.add(x, attended)
         x = self.ffn_block.add(x, self.ffn(self.ffn_block.sublayer_input(x)))
         return x, weights
@@ -60,25 +62,31 @@ class DecoderLayer(nn.Module):
         self.ffn_block = Residual(config.d_model, config.dropout, config.norm_first)
 
     def _self_attention(
-        self, h: Tensor, mask: Tensor | None, need_weights: bool, cache: LayerCache | None
+        self, h: Tensor, mask: Tensor | None, need_weights: bool, cache: LayerCache | None, head_mask: Tensor | None
     ) -> tuple[Tensor, Tensor | None]:
         if cache is None:
-            return self.self_attn(h, h, mask, need_weights)
+            return self.self_attn(h, h, mask, need_weights, head_mask=head_mask)
         k, v = self.self_attn.project_kv(h)
         if cache.self_kv is not None:
             k = torch.cat([cache.self_kv[0], k], dim=2)
             v = torch.cat([cache.self_kv[1], v], dim=2)
         cache.self_kv = (k, v)
-        return self.self_attn(h, mask=mask, need_weights=need_weights, kv=(k, v))
+        return self.self_attn(h, mask=mask, need_weights=need_weights, kv=(k, v), head_mask=head_mask)
 
     def _cross_attention(
-        self, h: Tensor, memory: Tensor, mask: Tensor | None, need_weights: bool, cache: LayerCache | None
+        self,
+        h: Tensor,
+        memory: Tensor,
+        mask: Tensor | None,
+        need_weights: bool,
+        cache: LayerCache | None,
+        head_mask: Tensor | None,
     ) -> tuple[Tensor, Tensor | None]:
         if cache is None:
-            return self.cross_attn(h, memory, mask, need_weights)
+            return self.cross_attn(h, memory, mask, need_weights, head_mask=head_mask)
         if cache.cross_kv is None:
             cache.cross_kv = self.cross_attn.project_kv(memory)
-        return self.cross_attn(h, mask=mask, need_weights=need_weights, kv=cache.cross_kv)
+        return self.cross_attn(h, mask=mask, need_weights=need_weights, kv=cache.cross_kv, head_mask=head_mask)
 
     def forward(
         self,
@@ -88,12 +96,15 @@ class DecoderLayer(nn.Module):
         cross_mask: Tensor | None,
         need_weights: bool = False,
         cache: LayerCache | None = None,
+        head_masks: tuple[Tensor | None, Tensor | None] = (None, None),
     ) -> tuple[Tensor, Tensor | None, Tensor | None]:
-        """With a cache, x holds only the new positions; earlier keys/values come from the cache."""
-        attended, self_w = self._self_attention(self.self_block.sublayer_input(x), self_mask, need_weights, cache)
+        """With a cache, x holds only the new positions; earlier keys/values come from the cache.
+        head_masks: (self-attention, cross-attention) head masks (see MultiHeadAttention)."""
+        h = self.self_block.sublayer_input(x)
+        attended, self_w = self._self_attention(h, self_mask, need_weights, cache, head_masks[0])
         x = self.self_block.add(x, attended)
         h = self.cross_block.sublayer_input(x)
-        attended, cross_w = self._cross_attention(h, memory, cross_mask, need_weights, cache)
+        attended, cross_w = self._cross_attention(h, memory, cross_mask, need_weights, cache, head_masks[1])
         x = self.cross_block.add(x, attended)
         x = self.ffn_block.add(x, self.ffn(self.ffn_block.sublayer_input(x)))
         return x, self_w, cross_w
@@ -142,8 +153,9 @@ class Transformer(Seq2Seq):
         src_mask = padding_mask(src, PAD_ID)
         x = self.dropout(self.embed_source(src, intervention))
         weights = []
-        for layer in self.encoder_layers:
-            x, w = layer(x, src_mask, return_attention)
+        heads = self.config.n_heads
+        for i, layer in enumerate(self.encoder_layers):
+            x, w = layer(x, src_mask, return_attention, intervention.head_mask("encoder", i, heads, src.device))
             weights.append(w)
         return EncoderOutput(self.encoder_norm(x), src_mask, weights if return_attention else None)
 
@@ -154,6 +166,7 @@ class Transformer(Seq2Seq):
         return_attention: bool = False,
         cache: list[LayerCache] | None = None,
         offset: int = 0,
+        intervention: Intervention = NO_INTERVENTION,
     ) -> DecoderResult:
         if cache is None:
             self_mask = decoder_self_mask(tgt, PAD_ID)
@@ -163,9 +176,13 @@ class Transformer(Seq2Seq):
             self_mask = causal_mask(tgt.size(1), tgt.device, offset)
         x = self.dropout(self.positional(self.tgt_embed(tgt), offset))
         self_ws, cross_ws = [], []
+        heads = self.config.n_heads
         for i, layer in enumerate(self.decoder_layers):
             layer_cache = cache[i] if cache is not None else None
-            x, self_w, cross_w = layer(x, encoded.memory, self_mask, encoded.src_mask, return_attention, layer_cache)
+            masks = tuple(intervention.head_mask(kind, i, heads, tgt.device) for kind in ("decoder", "cross"))
+            x, self_w, cross_w = layer(
+                x, encoded.memory, self_mask, encoded.src_mask, return_attention, layer_cache, masks
+            )
             self_ws.append(self_w)
             cross_ws.append(cross_w)
         logits = self.project(self.decoder_norm(x))
