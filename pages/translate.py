@@ -16,11 +16,11 @@ from pages.ui.widgets import layer_head_pickers
 PLAY_SECONDS = 0.9
 
 context = page.start_page("Translate, step by step")
-loaded, trace = context.loaded, context.trace
+loaded, trace, intervention = context.loaded, context.trace, context.intervention
 
 beam = st.sidebar.slider("Beam size", 1, 8, 1, key="beam", help="Beam search next to greedy when above 1")
 if beam > 1:
-    beam_text = caches.cached_beam(loaded, trace.source.text, beam)
+    beam_text = caches.cached_beam(loaded, trace.source.text, beam, intervention)
     display.side_by_side(
         ("Greedy (what the steps below show)", trace.translation), (f"Beam search, {beam} beams", beam_text)
     )
@@ -31,7 +31,7 @@ else:
 st.divider()
 st.subheader("Decoding, one token at a time")
 steps = player.StepPlayer(st.session_state, len(trace.steps))
-player.forget_picks_of_other_sentences(st.session_state, (loaded.sha256, trace.source.text))
+player.forget_picks_of_other_sentences(st.session_state, (loaded.sha256, trace.source.text, intervention))
 
 
 def render_step(trace: Trace) -> None:
@@ -114,7 +114,7 @@ def render_branch(trace: Trace, index: int) -> None:
     if pick is None:
         return
     forced = tuple(s.token for s in trace.steps[:index]) + (pick,)
-    branch = page.get_trace(loaded, trace.source.text, forced)
+    branch = page.get_trace(loaded, trace.source.text, forced, intervention)
     if branch is None:
         return
     display.side_by_side(

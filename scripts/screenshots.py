@@ -21,6 +21,7 @@ from tests.helpers.browser import browser, running_app, wait_for_app  # noqa: E4
 PAGES = {
     "translate": (3, 2600),
     "attention": (3, 2600),
+    "heads": (1, 1800),
     "positions": (8, 4600),
     "masks": (7, 4000),
     "models": (2, 3000),

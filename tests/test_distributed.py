@@ -13,7 +13,6 @@ from core.train import main as train_main
 from core.training.config import TrainConfig
 from core.training.data import encode_pairs
 from core.training.distributed import Workers
-from tests.helpers.browser import free_port
 from tests.helpers.fixtures import synthetic_pairs, tiny_train_args, write_pairs
 
 pytestmark = [pytest.mark.slow]
@@ -38,8 +37,9 @@ def test_two_processes_match_one_process_on_the_same_global_batches(tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs() * 3)
     single, double = tmp_path / "one.safetensors", tmp_path / "two.safetensors"
     assert train_main(tiny_train_args(data, single, 1, *EXACT)) == 0
+    # --standalone: torchrun finds a free port itself (a port picked beforehand may be taken by then)
     command = [
-        sys.executable, "-m", "torch.distributed.run", "--nproc_per_node", "2", "--master_port", str(free_port()),
+        sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2",
         "-m", "core.train", *tiny_train_args(data, double, 1, *EXACT),
     ]  # fmt: skip
     run = subprocess.run(command, capture_output=True, text=True, timeout=240)

@@ -60,5 +60,5 @@ def cached_decoding_ms(loaded: LoadedModel, text: str) -> float:
 
 
 @st.cache_data(max_entries=512, show_spinner=False, hash_funcs=BY_MODEL_FILE)
-def cached_beam(loaded: LoadedModel, text: str, beam: int) -> str:
-    return translate(loaded.model, loaded.pipeline, [text], beam_size=beam)[0].text
+def cached_beam(loaded: LoadedModel, text: str, beam: int, intervention: Intervention = NO_INTERVENTION) -> str:
+    return translate(loaded.model, loaded.pipeline, [text], beam_size=beam, intervention=intervention)[0].text

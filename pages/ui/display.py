@@ -63,8 +63,17 @@ def show_source(trace: Trace) -> None:
 
 
 def big_text(text: str) -> None:
+    big_marked([(text, False)])
+
+
+def big_marked(runs: list[tuple[str, bool]]) -> None:
+    """A translation in large type; runs marked True are highlighted (e.g. characters that changed)."""
     size = "2.6rem" if large_type() else "1.9rem"
-    st.html(f"<div style='font-size:{size};line-height:1.4'>{html.escape(text) or '&nbsp;'}</div>")
+    body = "".join(
+        f"<span style='background:#fde68a'>{html.escape(run)}</span>" if marked else html.escape(run)
+        for run, marked in runs
+    )
+    st.html(f"<div style='font-size:{size};line-height:1.4'>{body or '&nbsp;'}</div>")
 
 
 def side_by_side(*captioned: tuple[str, str]) -> None:

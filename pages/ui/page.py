@@ -11,7 +11,9 @@ from core.explain import model_card
 from core.inference.source import EmptyInputError
 from core.inference.trace import Trace
 from core.io.checkpoint import LoadedModel
+from core.model.intervention import NO_INTERVENTION, Intervention
 from core.model.registry import spec_for
+from pages.ui.ablation import current_intervention, set_ablation_spec
 from pages.ui.caches import cached_trace
 from pages.ui.display import large_type_css, show_source
 from pages.ui.routing import ensure_router
@@ -30,6 +32,9 @@ def page_setup() -> LoadedModel:
     st.sidebar.caption(f"Model: {active_label()} (choose on the Models page). {model_card.summary(loaded)}")
     if scores := model_card.scores_line(loaded.model_card):
         st.sidebar.caption(scores)
+    if ablated := current_intervention(loaded).ablated_specs():
+        st.sidebar.warning(f"Heads switched off (Heads page): {', '.join(ablated)}")
+        st.sidebar.button("Switch every head back on", on_click=set_ablation_spec, args=("",), key="heads_all_on")
     return loaded
 
 
@@ -40,10 +45,12 @@ def require(loaded: LoadedModel, feature: str) -> None:
         st.stop()
 
 
-def get_trace(loaded: LoadedModel, text: str, forced: tuple[str, ...] = ()) -> Trace | None:
+def get_trace(
+    loaded: LoadedModel, text: str, forced: tuple[str, ...] = (), intervention: Intervention = NO_INTERVENTION
+) -> Trace | None:
     """The trace, or None after telling the user why there is none (never a traceback)."""
     try:
-        return cached_trace(loaded, text, forced)
+        return cached_trace(loaded, text, forced, intervention=intervention)
     except EmptyInputError as err:
         st.info(f"{err} Or pick one of the examples.")
     except ValueError as err:
@@ -54,15 +61,17 @@ def get_trace(loaded: LoadedModel, text: str, forced: tuple[str, ...] = ()) -> T
 @dataclass
 class PageContext:
     loaded: LoadedModel
-    trace: Trace
+    trace: Trace  # of the session's model with its ablated heads switched off
+    intervention: Intervention
 
 
 def start_page(title: str) -> PageContext:
     """Sidebar, title, the sentence box and its trace (or a stop, after saying why)."""
     loaded = page_setup()
+    intervention = current_intervention(loaded)
     st.title(title)
-    trace = get_trace(loaded, sentence_box())
+    trace = get_trace(loaded, sentence_box(), intervention=intervention)
     if trace is None:
         st.stop()
     show_source(trace)
-    return PageContext(loaded, trace)
+    return PageContext(loaded, trace, intervention)

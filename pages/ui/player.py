@@ -61,9 +61,9 @@ def branch_key(index: int) -> str:
     return f"{BRANCH_PREFIX}{index}"
 
 
-def forget_picks_of_other_sentences(state: MutableMapping[str, Any], owner: tuple[str, str]) -> None:
-    """A branch pick belongs to the (model, sentence) it was made on: without this, a token picked
-    for one sentence stays selected for the next one whenever it is among that one's candidates."""
+def forget_picks_of_other_sentences(state: MutableMapping[str, Any], owner: tuple[Any, ...]) -> None:
+    """A branch pick belongs to the (model, sentence, ablation) it was made on: without this, a token
+    picked for one sentence stays selected for the next one whenever it is among its candidates."""
     if state.get(PICKS_FOR_KEY) != owner:
         for key in [key for key in state if str(key).startswith(BRANCH_PREFIX)]:
             del state[key]
