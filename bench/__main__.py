@@ -1,8 +1,9 @@
-"""python -m bench [--quick] [--only training,decoding,app,scaling] [--json results.json]
+"""python -m bench [--quick] [--only training,decoding,app,scaling,heads] [--json results.json]
 
-Prints Markdown tables (the README's Benchmarks section is this output) for: a training step
-against torch.nn.Transformer, greedy decoding by three decoders, the app's core call, and
-scaling with sentence length. Noisy machines: compare ratios measured in one run, not runs.
+Prints Markdown tables (docs/benchmarks.md is this output) for: a training step against
+torch.nn.Transformer, greedy decoding by three decoders, the app's core call, scaling with
+sentence length, and the head atlas with live ablation in the browser. Noisy machines: compare
+ratios measured in one run, not runs.
 """
 
 from __future__ import annotations
@@ -15,13 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import app_path, decoding, scaling, training
+from bench import app_path, decoding, heads, scaling, training
 from bench.timing import machine
 from bench.workload import load_workload
 from core.io.checkpoint import load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT, ROOT
 
-SECTIONS = ("training", "decoding", "app", "scaling")
+SECTIONS = ("training", "decoding", "app", "scaling", "heads")
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "cmn.txt"
 
 
@@ -67,9 +68,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         raise SystemExit("the benchmarks compare against torch.nn.Transformer: give a Transformer checkpoint")
     workload = load_workload(loaded, args.data)
     counts = (
-        {"sentences": 12, "repeats": 1, "batches": 2, "rounds": 1, "runs": 5, "per_length": 1, "fixed": 4}
+        {
+            "sentences": 12,
+            "repeats": 1,
+            "batches": 2,
+            "rounds": 1,
+            "runs": 5,
+            "per_length": 1,
+            "fixed": 4,
+            "atlas": 20,
+            "toggles": 2,
+        }
         if args.quick
-        else {"sentences": 200, "repeats": 3, "batches": 10, "rounds": 5, "runs": 50, "per_length": 3, "fixed": 50}
+        else {
+            "sentences": 200,
+            "repeats": 3,
+            "batches": 10,
+            "rounds": 5,
+            "runs": 50,
+            "per_length": 3,
+            "fixed": 50,
+            "atlas": 500,
+            "toggles": 10,
+        }
     )
     results: dict[str, Any] = {"machine": machine(), "checkpoint": Path(args.checkpoint).name}
     print("## Machine\n\n" + table([results["machine"]]) + "\n", flush=True)
@@ -141,6 +162,32 @@ def main(argv: Sequence[str] | None = None) -> int:
             loaded.model, loaded.pipeline, workload.held_out(400), counts["per_length"], counts["repeats"]
         )
         print("## 4. Scaling with sentence length (batch 1, medians)\n\n" + table(rows) + "\n", flush=True)
+
+    if "heads" in sections:
+        r = results["heads"] = {"atlas": heads.atlas(loaded, *workload.dev(counts["atlas"]))}
+        atlas = r["atlas"]
+        row = {
+            "dev sentences": atlas["sentences"],
+            "heads": atlas["heads"],
+            "seconds (statistics, every head off alone, pruning)": atlas["seconds"],
+            "goal ≤ 180 s for 500": verdict(atlas["seconds"] <= 180) if atlas["sentences"] >= 500 else "—",
+            "prunable within 1 BLEU": atlas["prunable_within_1_bleu"],
+            "alignment head (AER)": f"{atlas['alignment_head']} ({atlas['alignment_head_aer']})",
+        }
+        lines = [f"## 5. Head atlas and live ablation\n\n{table([row])}\n"]
+        if not args.no_browser:
+            live = r["browser"] = heads.browser_toggles(counts["toggles"])
+            if isinstance(live, dict):
+                live_row = {
+                    "clicks": live["toggles"],
+                    "head toggle → re-translated page, median ms": live["heads_ms_median"],
+                    "hello-world button → rerun, median ms": live["hello_ms_median"],
+                    "goal ≤ 1000 ms": verdict(live["heads_ms_median"] <= 1000),
+                }
+                lines.append(table([live_row]) + "\n")
+            else:
+                lines.append(f"Live ablation in Chromium: {live}.\n")
+        print("\n".join(lines), flush=True)
 
     if args.json:
         args.json.write_text(json.dumps(results, indent=1, ensure_ascii=False), encoding="utf-8")

@@ -10,7 +10,7 @@ from torch import Tensor
 
 from core.io.checkpoint import LoadedModel
 from core.text.batches import iterate_batches
-from core.text.data import Split, read_pairs, split_by_english
+from core.text.data import Split, group_references, read_pairs, split_by_english
 from core.training.config import TrainConfig
 from core.training.data import encode_pairs
 
@@ -26,6 +26,11 @@ class Workload:
         for pair in self.split.test:
             seen.setdefault(pair.en)
         return list(seen)[:count]
+
+    def dev(self, count: int) -> tuple[list[str], list[list[str]]]:
+        """The first `count` English sentences of the dev split with all their references."""
+        sources, references = group_references(self.split.dev)
+        return sources[:count], references[:count]
 
     def training_batches(self, count: int, max_tokens: int) -> list[tuple[Tensor, Tensor]]:
         """`count` length-bucketed (src, tgt) batches of the training split, as core.train builds them."""

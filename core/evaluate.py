@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from core.inference.batch import translate
 from core.io.checkpoint import CheckpointError, load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT
-from core.text.data import group_references, read_pairs, split_by_english
+from core.training.data import recorded_split
 from core.training.scoring import score
 
 
@@ -38,19 +38,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except CheckpointError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    pairs, report = read_pairs(args.data)
-    if args.split != "all":
-        train_config = loaded.model_card.train_config
-        if not {"dev_size", "test_size", "seed"} <= set(train_config):
-            print("error: the checkpoint's card records no split; use --split all", file=sys.stderr)
-            return 2
-        try:
-            split = split_by_english(pairs, train_config["dev_size"], train_config["test_size"], train_config["seed"])
-        except ValueError as err:
-            print(f"error: {err}", file=sys.stderr)
-            return 2
-        pairs = getattr(split, args.split)
-    sources, references = group_references(pairs)
+    try:
+        sources, references, report = recorded_split(args.data, loaded.model_card.train_config, args.split)
+    except ValueError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     if args.limit:
         sources, references = sources[: args.limit], references[: args.limit]
     if not sources:

@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import streamlit as st
 
-from core.explain import views
+from core.explain import atlas_view, views
 from core.explain.ablation import ablated_heads, changed_characters
+from core.explain.heads import head_atlas, summarize
 from core.figures import attention as figures
+from core.figures import heads as figures_heads
+from core.inference.batch import translate
 from core.model.intervention import HeadRef, heads_spec
 from core.model.registry import ATTENTION_KINDS, KIND_BY_LABEL, spec_for
 from pages.ui import ablation, caches, display, page
@@ -15,6 +18,10 @@ from pages.ui.widgets import layer_head_pickers
 SWITCH_OFF, KEEP_ONLY = "Switch off the chosen heads", "Keep only the chosen heads"
 MODE_KEY = "heads_mode"
 
+PICK_KEY, OPENED_KEY = "atlas_pick", "atlas_opened"  # a head clicked in the atlas, to open above
+
+if pick := st.session_state.pop(PICK_KEY, None):
+    st.session_state.update(heads_kind=ATTENTION_KINDS[pick[0]], heads_layer=str(pick[1]), heads_head=str(pick[2]))
 context = page.start_page("Heads: which ones matter?")
 loaded, ablated_trace = context.loaded, context.trace
 config = loaded.config
@@ -103,4 +110,61 @@ if head is not None and HeadRef(kind, layer, head) in context.intervention.ablat
     title += " (switched off: it still attends, but its output is dropped)"
 display.chart(
     figures.attention_heatmap(view.matrix, view.query_tokens, view.key_tokens, title, zmax=1.0), "heads_heatmap"
+)
+
+st.header("The head atlas")
+atlas = atlas_view.shipped_atlas(loaded.sha256) or caches.computed_atlas(loaded)
+if atlas is None:
+    sentences = atlas_view.atlas_sentences()
+    st.info(
+        f"No atlas has been computed for this model yet. Computing one switches every head off in turn on "
+        f"{len(sentences)} everyday sentences and measures how far each head's absence moves the model's "
+        "translations from its own (this model came without its data, so its own output is the reference)."
+    )
+    if st.button("Compute the atlas for this model", key="compute_atlas"):
+        bar = st.progress(0.0, text="Starting…")
+        own = [t.text for t in translate(loaded.model, loaded.pipeline, sentences)]
+        report = lambda what, done, total: bar.progress(done / max(total, 1), text=f"{what}: {done} of {total}")
+        describe = {"model": {"file": "uploaded", "sha256": loaded.sha256, "arch": config.arch}, "split": "all"}
+        references = [[text] for text in own]
+        caches.keep_atlas(loaded, head_atlas(loaded.model, loaded.pipeline, sentences, references, describe, report))
+        st.rerun()
+    st.stop()
+
+findings = summarize(atlas)
+source = (
+    f"{atlas['sentences']} {atlas['split']} sentences" if atlas["split"] != "all" else f"{atlas['sentences']} sentences"
+)
+st.markdown(
+    f"Over {source} (baseline BLEU {atlas['baseline']['bleu']:.2f}): **{findings['prunable_within_1_bleu']} of "
+    f"{findings['heads']} heads** can be switched off, least important first, before BLEU drops by more than 1."
+    + (
+        f" The best-aligning cross-attention head is **{findings['alignment_head']}** "
+        f"(alignment error rate {findings['alignment_head_aer']:.2f} against CC-CEDICT links)."
+        if findings["alignment_head"]
+        else ""
+    )
+)
+measure = st.selectbox("Colour the heads by", list(atlas_view.MEASURES), key="atlas_measure")
+grid = atlas_view.grid_values(atlas, measure)
+low_high = grid.limits or (None, None)
+titles = {kind: ATTENTION_KINDS[kind] for kind in grid.values}
+figure = figures_heads.head_grid(grid.values, grid.hover, titles, measure.split(" (")[0], grid.colorscale, *low_high)
+event = display.chart(figure, "atlas_grid", on_select="rerun")
+clicked = tuple(event.selection.points[0]["customdata"]) if event and event.selection.points else None
+if clicked and clicked != st.session_state.get(OPENED_KEY):
+    # widget values can only change before the widgets are drawn: remember the head, run again
+    st.session_state[OPENED_KEY] = st.session_state[PICK_KEY] = clicked
+    st.rerun()
+st.caption("Hover a head for all its numbers; click it to open its attention above.")
+points = atlas["pruning"]
+display.chart(
+    figures_heads.pruning_curve(
+        [len(p["removed"]) for p in points], [p["bleu"] for p in points], atlas["baseline"]["bleu"], "The pruning curve"
+    ),
+    "pruning_curve",
+)
+st.caption(
+    "Heads are switched off one more at a time, in the order of how little BLEU each costs alone (not re-measured "
+    "after each removal). `python -m core.analyze heads` writes the same atlas as JSON."
 )

@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from core.text.data import Pair, ReadReport, Split, file_sha256, read_pairs, split_by_english
+from core.text.data import Pair, ReadReport, Split, file_sha256, group_references, read_pairs, split_by_english
 from core.text.pipeline import TextPipeline, build_pipeline
 from core.training.config import TrainConfig
 
@@ -56,3 +56,18 @@ def prepare_data(
         f"{skipped} over-long training pairs skipped"
     )
     return PreparedData(Path(path), file_sha256(path), report, limit_pairs, split, pipeline, examples, skipped)
+
+
+def recorded_split(path: str | Path, train_config: dict, split: str) -> tuple[list[str], list[list[str]], ReadReport]:
+    """The English sentences of one split ("all", "train", "dev" or "test") and all their references,
+    re-created from the data file with the sizes and seed a checkpoint's card records; ValueError
+    when the card records no split."""
+    pairs, report = read_pairs(path)
+    if split != "all":
+        if not {"dev_size", "test_size", "seed"} <= set(train_config):
+            raise ValueError("the checkpoint's card records no split; use --split all")
+        pairs = getattr(
+            split_by_english(pairs, train_config["dev_size"], train_config["test_size"], train_config["seed"]), split
+        )
+    sources, references = group_references(pairs)
+    return sources, references, report

@@ -3,6 +3,9 @@ as the SHA-256 of its checkpoint file, so a result can never be paired with anot
 
 from __future__ import annotations
 
+import threading
+from collections import OrderedDict
+
 import streamlit as st
 
 from core.explain import compare, mask_lab, positional
@@ -62,3 +65,23 @@ def cached_decoding_ms(loaded: LoadedModel, text: str) -> float:
 @st.cache_data(max_entries=512, show_spinner=False, hash_funcs=BY_MODEL_FILE)
 def cached_beam(loaded: LoadedModel, text: str, beam: int, intervention: Intervention = NO_INTERVENTION) -> str:
     return translate(loaded.model, loaded.pipeline, [text], beam_size=beam, intervention=intervention)[0].text
+
+
+# Atlases computed on demand (a few seconds to a minute each): kept for every session, a few at most.
+MAX_COMPUTED_ATLASES = 8
+_atlases: OrderedDict[str, dict] = OrderedDict()
+_atlases_lock = threading.Lock()
+
+
+def computed_atlas(loaded: LoadedModel) -> dict | None:
+    with _atlases_lock:
+        return _atlases.get(loaded.sha256)
+
+
+def keep_atlas(loaded: LoadedModel, atlas: dict) -> None:
+    """Shared read-only by every session that uses the same model file; the oldest is dropped."""
+    with _atlases_lock:
+        _atlases[loaded.sha256] = atlas
+        _atlases.move_to_end(loaded.sha256)
+        while len(_atlases) > MAX_COMPUTED_ATLASES:
+            _atlases.popitem(last=False)

@@ -17,13 +17,16 @@ _CJK = re.compile(r"[\u3400-\u9fff]")
 LARGE_FONT = 20
 
 
-def chart(figure: go.Figure, key: str) -> None:
-    """A plotly chart; with large type on (for talks) its type and height grow to match."""
+def chart(figure: go.Figure, key: str, on_select: str = "ignore"):
+    """A plotly chart; with large type on (for talks) its type and height grow to match. With
+    on_select="rerun", a click on a point reruns the page and the chart returns the selection."""
     if large_type():
         figure.update_layout(font={"size": LARGE_FONT}, height=int((figure.layout.height or 450) * 1.5))
         figure.update_xaxes(tickfont={"size": LARGE_FONT})
         figure.update_yaxes(tickfont={"size": LARGE_FONT})
-    st.plotly_chart(figure, key=key)
+    if on_select == "ignore":
+        return st.plotly_chart(figure, key=key)
+    return st.plotly_chart(figure, key=key, on_select=on_select, selection_mode="points")
 
 
 def large_type_css() -> None:

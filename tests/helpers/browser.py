@@ -11,6 +11,7 @@ import sys
 import time
 import urllib.request
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -56,11 +57,12 @@ def running_app(timeout: float = 90) -> Iterator[str]:
 
 
 @contextlib.contextmanager
-def serving_app(timeout: float = 90) -> Iterator[tuple[str, subprocess.Popen]]:
-    """Like running_app, and also the server process (its memory is measured by the benchmark)."""
+def serving_app(timeout: float = 90, script: Path = ROOT / "app.py") -> Iterator[tuple[str, subprocess.Popen]]:
+    """Like running_app, and also the server process (its memory is measured by the benchmark);
+    `script` another Streamlit script (the benchmark's hello-world page)."""
     port = free_port()
     command = [
-        sys.executable, "-m", "streamlit", "run", str(ROOT / "app.py"),
+        sys.executable, "-m", "streamlit", "run", str(script),
         "--server.headless", "true", "--browser.gatherUsageStats", "false",
         "--server.address", "127.0.0.1", "--server.port", str(port),
     ]  # fmt: skip
