@@ -77,7 +77,13 @@ def test_bench_runs_end_to_end_and_writes_every_number(trained_checkpoint, tmp_p
     args = ["--checkpoint", str(trained_checkpoint), "--data", str(data), "--quick", "--no-browser", "--json", str(out)]
     assert bench_main(args) == 0
     printed = capsys.readouterr().out
-    for heading in ("## 1. Training step", "## 2. Greedy decoding", "## 3. App path", "## 4. Scaling"):
+    for heading in (
+        "## 1. Training step",
+        "## 2. Greedy decoding",
+        "## 3. App path",
+        "## 4. Scaling",
+        "## 5. Head atlas",
+    ):
         assert heading in printed
     results = json.loads(out.read_text(encoding="utf-8"))
     assert results["training"]["ours_tokens_per_s"] > 0 and results["training"]["torch_tokens_per_s"] > 0
@@ -86,6 +92,7 @@ def test_bench_runs_end_to_end_and_writes_every_number(trained_checkpoint, tmp_p
     assert results["app"]["app_trace_ms_p50"] > 0 and results["app"]["default_trace_ms_p50"] > 0
     assert results["app"]["rss_model_loaded_mb"] > results["app"]["rss_python_and_torch_mb"] > 0
     assert [row["source_tokens"] for row in results["scaling"]][:2] == [5, 10]
+    assert results["heads"]["atlas"]["heads"] == 6 and results["heads"]["atlas"]["seconds"] > 0
 
 
 def test_bench_refuses_unknown_sections_and_missing_data(trained_checkpoint, tmp_path):

@@ -82,3 +82,23 @@ def test_upload_a_checkpoint_through_the_file_input_and_visit_every_page(trained
         wait_for_app(other, charts=3)
         assert "Model: Shipped Transformer" in other.locator("[data-testid='stSidebar']").inner_text()
         assert_no_errors(other)
+
+
+def test_switch_a_head_off_then_open_a_head_from_the_atlas():
+    with running_app() as url, browser() as chromium:
+        page = chromium.new_page(viewport={"width": 1400, "height": 2600})
+        page.goto(f"{url}/heads?text=Tom+is+taller+than+Mary.")
+        wait_for_app(page, charts=3)
+        assert page.get_by_role("heading", name="All heads on").count() == 1
+        page.get_by_role("button", name="head 4").nth(8).click()  # cross-attention, layer 3, head 4
+        page.get_by_role("heading", name="1 of 36 heads switched off").wait_for(timeout=60_000)
+        wait_for_app(page, charts=3)
+        assert "ablate=cross%3A3%3A4" in page.url
+        assert page.get_by_text("Heads switched off (Heads page): cross:3:4").count() == 1
+        assert_no_errors(page)
+        grid = page.locator(".js-plotly-plot").nth(1).bounding_box()  # the atlas: click encoder, layer 3, head 2
+        page.mouse.click(grid["x"] + grid["width"] * 0.15, grid["y"] + grid["height"] * 0.6)
+        page.wait_for_function(
+            "() => document.body.innerText.includes('encoder self-attention · layer 3 · head 2')", timeout=60_000
+        )
+        assert_no_errors(page)
