@@ -55,8 +55,16 @@ def random_model(pipeline, norm_first=False, seed=0):
     return model
 
 
-@pytest.mark.parametrize("norm_first", [False, True])
-@pytest.mark.parametrize("spec", ["enc:1:2", "dec:2:1", "cross:2:4", "enc:2:1,dec:1:3,cross:1:1,cross:2:2"])
+@pytest.mark.parametrize(
+    ("norm_first", "spec"),
+    [
+        (False, "enc:1:2"),
+        (False, "dec:2:1"),
+        (False, "cross:2:4"),
+        (False, "enc:2:1,dec:1:3,cross:1:1,cross:2:2"),
+        (True, "enc:2:1,dec:1:3,cross:1:1,cross:2:2"),
+    ],
+)
 def test_ablating_heads_equals_zeroing_their_output_projection_columns(pipeline, norm_first, spec):
     model = random_model(pipeline, norm_first)
     heads = parse_heads(spec)

@@ -92,6 +92,7 @@ def test_the_shipped_atlas_belongs_to_exactly_that_file(shipped, tmp_path):
     assert resaved.sha256 != shipped.sha256 and shipped_atlas(resaved.sha256) is None  # other bytes: no atlas
 
 
+@pytest.mark.slow
 def test_an_atlas_is_computed_on_demand_for_an_upload(trained_tiny, tmp_path):
     model, pipeline = trained_tiny
     data = save_checkpoint(tmp_path / "tiny.safetensors", model, pipeline).read_bytes()

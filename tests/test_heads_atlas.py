@@ -87,6 +87,7 @@ def atlas(trained_checkpoint, tmp_path_factory):
     return json.loads(out.read_text(encoding="utf-8")), trained_checkpoint, data
 
 
+@pytest.mark.slow
 def test_analyze_writes_a_schema_valid_atlas_of_every_head(atlas):
     result, checkpoint, _ = atlas
     schema = json.loads((ROOT / "core" / "io" / "schemas" / "heads.schema.json").read_text(encoding="utf-8"))
@@ -101,6 +102,7 @@ def test_analyze_writes_a_schema_valid_atlas_of_every_head(atlas):
     assert set(summarize(result)) >= {"prunable_within_1_bleu", "alignment_head", "positional_heads"}
 
 
+@pytest.mark.slow
 def test_single_head_deltas_are_separately_computed_bleu_differences(atlas):
     result, checkpoint, data = atlas
     loaded = load_checkpoint(checkpoint)
