@@ -6,10 +6,9 @@ import streamlit as st
 
 from core.explain import atlas_view, views
 from core.explain.ablation import ablated_heads, changed_characters
-from core.explain.heads import head_atlas, summarize
+from core.explain.heads import self_referenced_atlas, summarize
 from core.figures import attention as figures
 from core.figures import heads as figures_heads
-from core.inference.batch import translate
 from core.model.intervention import HeadRef, heads_spec
 from core.model.registry import ATTENTION_KINDS, KIND_BY_LABEL, spec_for
 from pages.ui import ablation, caches, display, page
@@ -113,7 +112,7 @@ display.chart(
 )
 
 st.header("The head atlas")
-atlas = atlas_view.shipped_atlas(loaded.sha256) or caches.computed_atlas(loaded)
+atlas = caches.shipped_atlas(loaded.sha256) or caches.computed_atlas(loaded)
 if atlas is None:
     sentences = atlas_view.atlas_sentences()
     st.info(
@@ -123,11 +122,9 @@ if atlas is None:
     )
     if st.button("Compute the atlas for this model", key="compute_atlas"):
         bar = st.progress(0.0, text="Starting…")
-        own = [t.text for t in translate(loaded.model, loaded.pipeline, sentences)]
         report = lambda what, done, total: bar.progress(done / max(total, 1), text=f"{what}: {done} of {total}")
         describe = {"model": {"file": "uploaded", "sha256": loaded.sha256, "arch": config.arch}, "split": "all"}
-        references = [[text] for text in own]
-        caches.keep_atlas(loaded, head_atlas(loaded.model, loaded.pipeline, sentences, references, describe, report))
+        caches.keep_atlas(loaded, self_referenced_atlas(loaded.model, loaded.pipeline, sentences, describe, report))
         st.rerun()
     st.stop()
 

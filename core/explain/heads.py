@@ -226,6 +226,15 @@ def head_atlas(
     }
 
 
+def self_referenced_atlas(
+    model: Seq2Seq, pipeline: TextPipeline, sentences: Sequence[str], describe: dict[str, Any], progress: Progress
+) -> dict[str, Any]:
+    """The atlas of a model that came without its data: its own greedy translations are the
+    references, so a head's importance is how far switching it off moves the model from itself."""
+    own = [[t.text] for t in translate(model, pipeline, sentences)]
+    return head_atlas(model, pipeline, sentences, own, describe, progress)
+
+
 def summarize(atlas: dict[str, Any]) -> dict[str, Any]:
     """The headline findings: heads prunable within 1 BLEU, the best aligning head, positional heads."""
     baseline = atlas["baseline"]["bleu"]

@@ -8,7 +8,7 @@ from collections import OrderedDict
 
 import streamlit as st
 
-from core.explain import compare, mask_lab, positional
+from core.explain import atlas_view, compare, mask_lab, positional
 from core.inference.batch import translate
 from core.inference.trace import Trace, trace
 from core.io.checkpoint import LoadedModel
@@ -85,3 +85,9 @@ def keep_atlas(loaded: LoadedModel, atlas: dict) -> None:
         _atlases.move_to_end(loaded.sha256)
         while len(_atlases) > MAX_COMPUTED_ATLASES:
             _atlases.popitem(last=False)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def shipped_atlas(sha256: str) -> dict | None:
+    """The precomputed atlas of this checkpoint file, read from assets/atlas once per server."""
+    return atlas_view.shipped_atlas(sha256)
