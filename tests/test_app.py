@@ -4,7 +4,7 @@ import pytest
 
 from core.inference.trace import trace
 from pages.ui.session_models import shipped_model
-from tests.helpers.apptest import chart, html_text, open_app
+from tests.helpers.apptest import chart, html_text, open_app, ticks
 
 pytestmark = pytest.mark.usefixtures("fresh_streamlit_caches")
 
@@ -15,9 +15,9 @@ def test_translate_page_shows_translation_candidates_and_attention():
     assert "我喜欢" in html_text(at)
     topk = chart(at, "topk_chart")
     assert topk["data"][0]["type"] == "bar" and topk["data"][0]["orientation"] == "h"
-    assert chart(at, "self_chart")["layout"]["xaxis"]["ticktext"] == ["<bos>"]
+    assert ticks(chart(at, "self_chart"), "xaxis") == ["<bos>"]
     cross = chart(at, "cross_chart")
-    assert cross["layout"]["xaxis"]["ticktext"] == ["i", "like", "to", "read", "books", ".", "<eos>"]
+    assert ticks(cross, "xaxis") == ["i", "like", "to", "read", "books", ".", "<eos>"]
     assert len(cross["data"][0]["y"]) == 7 and abs(sum(cross["data"][0]["y"]) - 1) < 1e-4
 
 
@@ -30,7 +30,7 @@ def test_typing_a_sentence_and_moving_the_step_control():
     topk = chart(at, "topk_chart")
     assert "比" in topk["layout"]["title"]["text"]
     self_attention = chart(at, "self_chart")
-    assert self_attention["layout"]["xaxis"]["ticktext"] == ["<bos>", "汤", "姆"]
+    assert ticks(self_attention, "xaxis") == ["<bos>", "汤", "姆"]
     next_button = [b for b in at.button if b.label == "Next"][0]
     next_button.click().run()
     assert at.session_state["step"] == 4 and not at.exception
@@ -76,7 +76,7 @@ def test_deep_link_reproduces_the_view():
     assert heatmap["data"][0]["type"] == "heatmap" and heatmap["layout"]["title"]["text"].startswith(
         "encoder self-attention"
     )
-    assert heatmap["layout"]["xaxis"]["ticktext"][:3] == ["my", "brother", "is"]
+    assert ticks(heatmap, "xaxis")[:3] == ["my", "brother", "is"]
 
 
 @pytest.mark.parametrize("kind", ["encoder self-attention", "decoder masked self-attention", "cross-attention"])
@@ -91,7 +91,7 @@ def test_attention_page_heatmap_has_token_axes_of_the_right_shape(kind):
         "decoder masked self-attention": (decoder, decoder),
         "cross-attention": (decoder, source),
     }[kind]
-    assert heatmap["layout"]["yaxis"]["ticktext"] == rows and heatmap["layout"]["xaxis"]["ticktext"] == cols
+    assert ticks(heatmap, "yaxis") == rows and ticks(heatmap, "xaxis") == cols
     z = heatmap["data"][0]["z"]
     assert len(z) == len(rows) and len(z[0]) == len(cols)
     grid = chart(at, "heads_grid")
@@ -103,7 +103,7 @@ def test_grouping_characters_into_jieba_words():
     at = open_app("attention", text="Tom is taller than Mary.")
     at.toggle(key="group_words").set_value(True).run()
     heatmap = chart(at, "main_heatmap")
-    assert heatmap["layout"]["yaxis"]["ticktext"] == ["<bos>", "汤姆", "比", "玛丽", "高", "。"]
+    assert ticks(heatmap, "yaxis") == ["<bos>", "汤姆", "比", "玛丽", "高", "。"]
     for row in heatmap["data"][0]["z"]:
         assert abs(sum(row) - 1) < 1e-4  # columns summed over a word keep each row a distribution
 

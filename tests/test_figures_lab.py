@@ -10,6 +10,7 @@ from core.explain import positional
 from core.figures import masks as figures_masks
 from core.figures import position as figures_position
 from core.figures import training as figures_training
+from tests.helpers.apptest import shown, ticks
 
 TOKENS = ["tom", "is", "tall", "<eos>", "<pad>"]
 
@@ -39,10 +40,10 @@ def test_pe_figures_have_the_table_shape_and_labelled_axes():
 def test_embedding_figures_check_tokens():
     parts = {"a": np.ones((5, 8)), "b": -np.ones((5, 8))}
     figure = as_json(figures_position.embedding_parts(TOKENS, parts))
-    assert len(figure["data"]) == 2 and figure["layout"]["yaxis"]["ticktext"] == TOKENS
+    assert len(figure["data"]) == 2 and ticks(figure, "yaxis") == TOKENS
     assert figure["data"][0]["zmin"] == -1 and figure["data"][1]["zmax"] == 1  # one shared scale
     bars = as_json(figures_position.vector_norms(TOKENS, {"x": [1, 2, 3, 4, 5]}))
-    assert bars["layout"]["xaxis"]["ticktext"] == TOKENS
+    assert ticks(bars, "xaxis") == TOKENS
     with pytest.raises(ValueError, match="5 tokens"):
         figures_position.embedding_parts(TOKENS, {"a": np.ones((4, 8))})
     with pytest.raises(ValueError, match="4 norms"):
@@ -53,12 +54,12 @@ def test_mask_heatmap_shows_pad_on_the_axes_and_two_colours():
     mask = np.ones((5, 5), dtype=bool)
     mask[:, 4] = False
     figure = as_json(figures_masks.mask_heatmap(mask, TOKENS, TOKENS, "key padding"))
-    assert figure["layout"]["xaxis"]["ticktext"][-1] == "<pad>" and figure["data"][0]["z"][0] == [1, 1, 1, 1, 0]
-    assert figure["data"][0]["customdata"][0][4] == "tom → <pad>: blocked"
+    assert ticks(figure, "xaxis")[-1] == "<pad>" and figure["data"][0]["z"][0] == [1, 1, 1, 1, 0]
+    assert shown(figure["data"][0]["customdata"][0][4]) == "tom → <pad>: blocked"
     with pytest.raises(ValueError, match="does not match"):
         figures_masks.mask_heatmap(mask, TOKENS[:4], TOKENS)
     batch = as_json(figures_masks.batch_padding(mask[:2], [TOKENS, TOKENS], ["a", "b"]))
-    assert batch["data"][0]["text"][0][-1] == "<pad>"
+    assert shown(batch["data"][0]["text"][0][-1]) == "<pad>"
 
 
 def test_score_stages_mark_masked_cells_and_fill_comparison_titles_the_leak():

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.axes import COLORSCALE, as_array, check_matrix, token_axis
+from core.figures.axes import COLORSCALE, as_array, check_matrix, literal, literals, pair_hover, token_axis
 
 
 def attention_heatmap(
@@ -24,7 +24,7 @@ def attention_heatmap(
     """One attention matrix as a heatmap; hover shows both tokens and the weight."""
     matrix = as_array(weights)
     check_matrix(matrix, query_tokens, key_tokens)
-    hover = [[f"{q} → {k}" for k in key_tokens] for q in query_tokens]
+    hover = pair_hover(query_tokens, key_tokens)
     figure = go.Figure(
         go.Heatmap(
             z=matrix.tolist(),
@@ -39,7 +39,7 @@ def attention_heatmap(
         )
     )
     figure.update_layout(
-        title={"text": title, "yref": "container", "y": 0.99, "yanchor": "top"},
+        title={"text": literal(title), "yref": "container", "y": 0.99, "yanchor": "top"},
         xaxis=token_axis(key_tokens, key_label, font_size) | {"side": "top"},
         yaxis=token_axis(query_tokens, query_label, font_size) | {"autorange": "reversed"},
         margin={"l": 10, "r": 10, "t": 120 if title else 80, "b": 10},
@@ -62,7 +62,7 @@ def heads_grid(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], tit
         horizontal_spacing=0.02,
         vertical_spacing=0.06,
     )
-    hover = [[f"{q} → {k}" for k in key_tokens] for q in query_tokens]
+    hover = pair_hover(query_tokens, key_tokens)
     for layer in range(layers):
         for h in range(heads):
             figure.add_trace(
@@ -80,7 +80,7 @@ def heads_grid(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], tit
             )
     figure.update_xaxes(showticklabels=False, showgrid=False)
     figure.update_yaxes(showticklabels=False, showgrid=False, autorange="reversed")
-    figure.update_layout(title=title, height=60 + 190 * layers, margin={"l": 10, "r": 10, "t": 80, "b": 10})
+    figure.update_layout(title=literal(title), height=60 + 190 * layers, margin={"l": 10, "r": 10, "t": 80, "b": 10})
     return figure
 
 
@@ -94,7 +94,7 @@ def layer_means(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], ti
     figure = make_subplots(
         rows=1, cols=len(means), subplot_titles=[f"layer {layer + 1} (mean of heads)" for layer in range(len(means))]
     )
-    hover = [[f"{q} → {k}" for k in key_tokens] for q in query_tokens]
+    hover = pair_hover(query_tokens, key_tokens)
     for layer, matrix in enumerate(means):
         figure.add_trace(
             go.Heatmap(
@@ -117,7 +117,7 @@ def layer_means(maps, query_tokens: Sequence[str], key_tokens: Sequence[str], ti
             col=layer + 1,
         )
     figure.update_layout(
-        title=title, height=max(320, 140 + 24 * len(query_tokens)), margin={"l": 10, "r": 10, "t": 80, "b": 10}
+        title=literal(title), height=max(320, 140 + 24 * len(query_tokens)), margin={"l": 10, "r": 10, "t": 80, "b": 10}
     )
     return figure
 
@@ -133,14 +133,14 @@ def topk_bar(candidates: Sequence[tuple[str, float]], chosen: str, title: str = 
             y=list(range(len(tokens))),
             orientation="h",
             marker_color=colors,
-            customdata=tokens,
+            customdata=literals(tokens),
             hovertemplate="%{customdata}: %{x:.3f}<extra></extra>",
             text=[f"{p:.2f}" for p in probs],
             textposition="outside",
         )
     )
     figure.update_layout(
-        title=title,
+        title=literal(title),
         xaxis={"title": {"text": "probability"}, "range": [0, 1.1]},
         yaxis=token_axis(tokens, "candidate") | {"autorange": "reversed"},
         height=80 + 36 * len(tokens),
@@ -158,13 +158,13 @@ def attention_bars(weights, key_tokens: Sequence[str], title: str = "", key_labe
         go.Bar(
             x=list(range(len(key_tokens))),
             y=row.tolist(),
-            customdata=list(key_tokens),
+            customdata=literals(key_tokens),
             hovertemplate="%{customdata}: %{y:.3f}<extra></extra>",
             marker_color="#1f77b4",
         )
     )
     figure.update_layout(
-        title=title,
+        title=literal(title),
         # Labels slanted down-left end under their bar: plotly's automatic slant (down-right) pushes the
         # last label (<eos> in every cross-attention row) past the figure's edge, where it is hidden.
         xaxis=token_axis(key_tokens, key_label) | {"tickangle": -45},

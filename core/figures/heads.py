@@ -9,6 +9,8 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.figures.axes import literal
+
 
 def head_grid(
     values: Mapping[str, np.ndarray],
@@ -94,7 +96,7 @@ def pruning_curve(removed: Sequence[int], bleu: Sequence[float], baseline: float
     )
     figure.add_hline(y=baseline - 1.0, line_dash="dot", annotation_text="1 BLEU under all heads", line_color="#c53030")
     figure.update_layout(
-        title=title,
+        title=literal(title),
         xaxis={"title": {"text": "heads switched off (least important first)"}},
         yaxis={"title": {"text": "BLEU"}},
         height=340,

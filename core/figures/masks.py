@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.axes import COLORSCALE, as_array, check_matrix, token_axis
+from core.figures.axes import COLORSCALE, as_array, check_matrix, literal, literals, token_axis
 
 ALLOWED, BLOCKED = "#2b6cb0", "#e2e8f0"
 MASK_COLORS = [[0.0, BLOCKED], [0.5, BLOCKED], [0.5, ALLOWED], [1.0, ALLOWED]]
@@ -33,7 +33,8 @@ def mask_heatmap(mask, query_tokens: Sequence[str], key_tokens: Sequence[str], t
         go.Heatmap(
             z=array.astype(int).tolist(),
             customdata=[
-                [f"{q} → {k}: {words[i][j]}" for j, k in enumerate(key_tokens)] for i, q in enumerate(query_tokens)
+                [f"{literal(q, 60)} → {literal(k, 60)}: {words[i][j]}" for j, k in enumerate(key_tokens)]
+                for i, q in enumerate(query_tokens)
             ],
             hovertemplate="%{customdata}<extra></extra>",
             colorscale=MASK_COLORS,
@@ -45,7 +46,7 @@ def mask_heatmap(mask, query_tokens: Sequence[str], key_tokens: Sequence[str], t
         )
     )
     figure.update_layout(
-        title={"text": title, "yref": "container", "y": 0.99, "yanchor": "top"},
+        title={"text": literal(title), "yref": "container", "y": 0.99, "yanchor": "top"},
         xaxis=token_axis(key_tokens, "key (column)") | {"side": "top", "tickangle": -60},
         yaxis=token_axis(query_tokens, "query (row)") | {"autorange": "reversed"},
         height=max(300, 24 * len(query_tokens) + 150),
@@ -62,7 +63,7 @@ def batch_padding(mask, tokens: Sequence[Sequence[str]], sentences: Sequence[str
     figure = go.Figure(
         go.Heatmap(
             z=array.astype(int).tolist(),
-            text=[list(row) for row in tokens],
+            text=[literals(row, 12) for row in tokens],
             texttemplate="%{text}",
             hovertemplate="position %{x}: %{text}<extra></extra>",
             colorscale=[[0.0, BLOCKED], [0.5, BLOCKED], [0.5, "#bee3f8"], [1.0, "#bee3f8"]],
@@ -75,7 +76,7 @@ def batch_padding(mask, tokens: Sequence[Sequence[str]], sentences: Sequence[str
     )
     labels = [f"sentence {i + 1}" for i in range(len(sentences))]
     figure.update_layout(
-        title=title,
+        title=literal(title),
         xaxis={"title": {"text": "position"}, "dtick": 1},
         yaxis=token_axis(labels, "") | {"autorange": "reversed"},
         height=200,

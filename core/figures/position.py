@@ -8,7 +8,7 @@ import numpy as np
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
-from core.figures.axes import as_array, token_axis
+from core.figures.axes import as_array, literal, literals, token_axis
 
 DIVERGING = "RdBu"
 
@@ -33,7 +33,7 @@ def pe_heatmap(table, title: str = "") -> go.Figure:
         )
     )
     figure.update_layout(
-        title=title,
+        title=literal(title),
         xaxis={"title": {"text": "dimension i"}},
         yaxis={"title": {"text": "position p"}, "autorange": "reversed"},
         height=460,
@@ -62,7 +62,7 @@ def pe_dimensions(table, dimensions: Sequence[int], wavelengths: Sequence[float]
             )
         )
     figure.update_layout(
-        title=title,
+        title=literal(title),
         xaxis={"title": {"text": "position p"}},
         yaxis={"title": {"text": "PE[p, i]"}, "range": [-1.1, 1.1]},
         height=360,
@@ -86,7 +86,7 @@ def pe_similarity(matrix, title: str = "") -> go.Figure:
         )
     )
     figure.update_layout(
-        title=title,
+        title=literal(title),
         xaxis={"title": {"text": "position q"}, "scaleanchor": "y"},
         yaxis={"title": {"text": "position p"}, "autorange": "reversed"},
         height=460,
@@ -101,7 +101,7 @@ def distance_profile(distances: Sequence[int], values: Sequence[float], title: s
         raise ValueError(f"{len(distances)} distances for {len(values)} values")
     figure = go.Figure(go.Scatter(x=list(distances), y=list(values), mode="lines+markers", marker={"size": 4}))
     figure.update_layout(
-        title=title,
+        title=literal(title),
         xaxis={"title": {"text": "distance k = |p - q|"}},
         yaxis={"title": {"text": "PE_p · PE_q"}},
         height=300,
@@ -123,7 +123,7 @@ def embedding_parts(tokens: Sequence[str], parts: Mapping[str, np.ndarray], titl
         figure.add_trace(
             go.Heatmap(
                 z=array.tolist(),
-                customdata=[[token] * array.shape[1] for token in tokens],
+                customdata=[[token] * array.shape[1] for token in literals(tokens)],
                 hovertemplate=f"{label}<br>%{{customdata}}, dimension %{{x}}: %{{z:.2f}}<extra></extra>",
                 colorscale=DIVERGING,
                 zmin=-limit,
@@ -141,7 +141,7 @@ def embedding_parts(tokens: Sequence[str], parts: Mapping[str, np.ndarray], titl
             col=column,
         )
     figure.update_layout(
-        title=title, height=max(300, 120 + 26 * len(tokens)), margin={"l": 10, "r": 10, "t": 80, "b": 10}
+        title=literal(title), height=max(300, 120 + 26 * len(tokens)), margin={"l": 10, "r": 10, "t": 80, "b": 10}
     )
     return figure
 
@@ -157,12 +157,12 @@ def vector_norms(tokens: Sequence[str], norms: Mapping[str, Sequence[float]], ti
                 x=list(range(len(tokens))),
                 y=list(values),
                 name=label,
-                customdata=list(tokens),
+                customdata=literals(tokens),
                 hovertemplate=f"{label}<br>%{{customdata}}: %{{y:.2f}}<extra></extra>",
             )
         )
     figure.update_layout(
-        title=title,
+        title=literal(title),
         barmode="group",
         xaxis=token_axis(tokens, "token"),
         yaxis={"title": {"text": "L2 norm"}},

@@ -6,6 +6,8 @@ import pandas as pd
 import plotly.graph_objects as go
 from plotly.subplots import make_subplots
 
+from core.figures.axes import literal
+
 LOSSES = {"train_loss": "train loss", "dev_loss": "dev loss"}
 SCORES = {"dev_bleu": "dev BLEU", "dev_chrf": "dev chrF"}
 
@@ -26,5 +28,5 @@ def training_curves(history: pd.DataFrame, title: str = "") -> go.Figure:
                     col=col,
                 )
         figure.update_xaxes(title={"text": "epoch"}, dtick=1 if len(history) <= 30 else None, row=1, col=col)
-    figure.update_layout(title=title, height=340, margin={"l": 10, "r": 10, "t": 60, "b": 10})
+    figure.update_layout(title=literal(title), height=340, margin={"l": 10, "r": 10, "t": 60, "b": 10})
     return figure

@@ -1,6 +1,7 @@
 """Driving the app in Streamlit's AppTest: open a page (with URL query parameters), find a chart by
 its key, read the HTML the page wrote."""
 
+import html
 import json
 
 from streamlit.testing.v1 import AppTest
@@ -40,3 +41,13 @@ def html_text(at: AppTest) -> str:
 
 def sidebar_model(at: AppTest) -> str:
     return next(c.value for c in at.sidebar.caption if c.value.startswith("Model:"))
+
+
+def ticks(figure: dict, axis: str = "xaxis") -> list[str]:
+    """A token axis's labels as the reader sees them (figures escape plotly's markup in tokens)."""
+    return [html.unescape(label) for label in figure["layout"][axis]["ticktext"]]
+
+
+def shown(text: str) -> str:
+    """A figure's text as the reader sees it."""
+    return html.unescape(text)
