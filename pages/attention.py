@@ -12,7 +12,7 @@ from pages.ui.widgets import layer_head_pickers
 
 context = page.start_page("Attention, head by head")
 loaded, trace = context.loaded, context.trace
-st.caption(f"Translation: {trace.translation}")
+st.caption(f"Translation: {display.md_literal(trace.translation)}")
 
 spec = spec_for(loaded.config.arch)
 kinds = [ATTENTION_KINDS[kind] for kind in spec.attention_kinds(loaded.config)]

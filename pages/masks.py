@@ -42,7 +42,13 @@ st.caption(
     "sentence's own greedy translation, padded the same way."
 )
 rows = [f"sentence {i + 1}: {s[:60]}" for i, s in enumerate(batch.sentences)]
-row = rows.index(st.radio("Show the masks of", rows, key="mask_row", horizontal=True))
+row = st.radio(
+    "Show the masks of",
+    range(len(rows)),
+    key="mask_row",
+    horizontal=True,
+    format_func=lambda i: display.md_literal(rows[i]),
+)
 
 st.header("The four masks")
 st.caption("Blue = may attend (True), grey = blocked (False). Rows are queries, columns are keys.")

@@ -40,7 +40,7 @@ st.caption(
     f"this tab keeps its {session_models.MAX_SESSION_UPLOADS} latest uploads."
 )
 if error := st.session_state.get(session_models.ERROR_KEY):
-    st.error(error)
+    st.error(display.md_literal(error))
 
 
 def show_facts(rows: list[tuple[str, str]]) -> None:
@@ -54,7 +54,7 @@ def show_facts(rows: list[tuple[str, str]]) -> None:
 
 def show_intake(upload: session_models.Upload) -> None:
     report = upload.report
-    st.success(f"Loaded {report.file_name}: {report.format}, {report.size_bytes / 2**20:.1f} MB.")
+    st.success(f"Loaded {display.md_literal(report.file_name)}: {report.format}, {report.size_bytes / 2**20:.1f} MB.")
     left, right = st.columns(2)
     with left:
         st.caption("Configuration")

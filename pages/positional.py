@@ -107,8 +107,8 @@ else:
     check = caches.cached_bag_of_words(loaded, text)
     same = "the same translation" if check.same else "a different translation"
     st.markdown(
-        f"Without positions the encoder sees a **bag of words**: the words reversed (“{check.reversed_text}”) give "
-        f"**{same}**: {check.translation}"
+        f"Without positions the encoder sees a **bag of words**: the words reversed "
+        f"(“{display.md_literal(check.reversed_text)}”) give **{same}**: {display.md_literal(check.translation)}"
     )
 n_layers = loaded.config.n_enc_layers
 layer = st.select_slider("Encoder layer", list(range(1, n_layers + 1)), value=n_layers, key="pe_layer") - 1

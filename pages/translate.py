@@ -119,7 +119,7 @@ def render_branch(trace: Trace, index: int) -> None:
         return
     display.side_by_side(
         ("Original (greedy)", trace.translation),
-        (f"Branch: “{pick}” at step {index + 1}, then greedy", branch.translation),
+        (f"Branch: “{display.md_literal(pick)}” at step {index + 1}, then greedy", branch.translation),
     )
     st.html(display.chips(branch.decoder_tokens[1:] + [branch.steps[-1].token], highlight=index, mark_unknown=False))
 

@@ -25,6 +25,7 @@ from core.inference.trace import trace
 from core.io.checkpoint import LoadedModel, load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT, GRU_CHECKPOINT
 from core.text.vocab import BOS, EOS, PAD
+from pages.ui.display import md_literal
 from pages.ui.widgets import MAX_CHARS
 from tests.helpers.apptest import APP
 from tests.helpers.fuzz_inputs import LONG_CHARS, FuzzInput, fuzz_inputs
@@ -162,14 +163,14 @@ def page_problems(at: AppTest, loaded: LoadedModel, text: str) -> list[str]:
     try:
         expected = trace(loaded.model, loaded.pipeline, text)
     except EmptyInputError as err:
-        if f"{err} Or pick one of the examples." not in infos:
+        if f"{md_literal(str(err))} Or pick one of the examples." not in infos:
             problems.append(f"empty input without its message: info {infos}")
         return problems
     shown = [b for b in bodies if b.startswith("<div style='font-size:1.9rem")]
     want = f"<div style='font-size:1.9rem;line-height:1.4'>{html.escape(expected.translation) or '&nbsp;'}</div>"
     if shown != [want]:
         problems.append(f"translation shown {shown[:1]} instead of {want[:120]}")
-    missing = [n for n in expected.source.notices if n not in warnings]
+    missing = [n for n in expected.source.notices if md_literal(n) not in warnings]
     if missing:
         problems.append(f"notices not shown: {missing}")
     if CJK.search(text) and not any("Chinese characters" in w for w in warnings):

@@ -3,6 +3,7 @@ breaks, images), entities, bidi overrides and invisible characters never reach a
 
 import html
 import json
+import re
 
 import numpy as np
 import pandas as pd
@@ -81,3 +82,13 @@ def test_literal_escapes_markup_and_shows_hidden_characters():
 )
 def test_every_figure_builder_shows_hostile_tokens_literally(build):
     assert_literal(build(len(HOSTILE)))
+
+
+def test_markdown_text_from_models_and_users_is_shown_literally():
+    from pages.ui.display import md_literal
+
+    for text in ("[click](http://example.com)", "www.example.com", "**bold** _it_ `code`", "$x^2$", "<b>b</b>", "# h"):
+        escaped = md_literal(text)
+        assert re.sub(r"\\(.)", r"\1", escaped) == text  # unescaping gives the text back, character for character
+        assert "http:" not in escaped and "](" not in escaped and "**" not in escaped
+        assert not re.search(r"(?<!\\)[$<>\[\]*_`]", escaped)  # every markdown character is escaped

@@ -8,6 +8,7 @@ import streamlit as st
 from core.io.checkpoint import LoadedModel
 from core.model.intervention import NO_INTERVENTION, Intervention, parse_heads
 from core.model.registry import check_heads
+from pages.ui.display import md_literal
 
 ABLATE_KEY = "ablate"
 
@@ -36,7 +37,7 @@ def current_intervention(loaded: LoadedModel) -> Intervention:
         heads = parse_heads(spec)
         check_heads(loaded.config, heads)
     except ValueError as err:
-        st.warning(f"The heads in the link were not switched off: {err}")
+        st.warning(f"The heads in the link were not switched off: {md_literal(str(err))}")
         set_ablation_spec("")
         return NO_INTERVENTION
     if st.query_params.get(ABLATE_KEY) != spec:

@@ -13,6 +13,7 @@ from core.inference.batch import translate
 from core.inference.trace import Trace, trace
 from core.io.checkpoint import LoadedModel
 from core.model.intervention import NO_INTERVENTION, Intervention
+from pages.ui.display import md_literal
 
 BY_MODEL_FILE = {LoadedModel: lambda loaded: loaded.sha256}
 
@@ -45,7 +46,7 @@ def cached_mask_batch(loaded: LoadedModel, sentences: tuple[str, ...]) -> mask_l
     try:
         return _mask_batch(loaded, sentences)
     except ValueError as err:
-        st.info(f"The second sentence cannot be used: {err}")
+        st.info(f"The second sentence cannot be used: {md_literal(str(err))}")
     return None
 
 

@@ -14,7 +14,15 @@ from core.text.vocab import UNK
 from pages.ui.state import large_type
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
+# Markdown's punctuation, and ":" so that "http://…" and "www." never become links; "$" starts LaTeX.
+_MARKDOWN = re.compile(r"([\\`*_{}\[\]()#+\-.!|<>~$:])")
 LARGE_FONT = 20
+
+
+def md_literal(text: str) -> str:
+    """Text from a model, a file or a user, for Streamlit's markdown (captions, messages, labels):
+    every markdown character escaped, so it shows literally and never becomes a link."""
+    return _MARKDOWN.sub(r"\\\1", text)
 
 
 def chart(figure: go.Figure, key: str, on_select: str = "ignore"):
@@ -60,7 +68,7 @@ def show_source(trace: Trace) -> None:
     st.caption("Source tokens, as the encoder sees them (unknown words in red)")
     st.html(chips(trace.source.tokens))
     for notice in trace.source.notices:
-        st.warning(notice)
+        st.warning(md_literal(notice))
     if _CJK.search(trace.source.text):
         st.warning("This model translates English into Chinese; Chinese characters in the input are unknown to it.")
 
@@ -80,7 +88,7 @@ def big_marked(runs: list[tuple[str, bool]]) -> None:
 
 
 def side_by_side(*captioned: tuple[str, str]) -> None:
-    """Translations next to each other, each under its caption."""
+    """Translations next to each other, each under its caption (markdown: escape what is not ours)."""
     for column, (caption, text) in zip(st.columns(len(captioned)), captioned):
         with column:
             st.caption(caption)

@@ -15,7 +15,7 @@ from core.model.intervention import NO_INTERVENTION, Intervention
 from core.model.registry import spec_for
 from pages.ui.ablation import current_intervention, set_ablation_spec
 from pages.ui.caches import cached_trace
-from pages.ui.display import large_type_css, show_source
+from pages.ui.display import large_type_css, md_literal, show_source
 from pages.ui.routing import ensure_router
 from pages.ui.session_models import active_label, active_model
 from pages.ui.state import LARGE_TYPE_KEY, keep_shared_state
@@ -52,9 +52,9 @@ def get_trace(
     try:
         return cached_trace(loaded, text, forced, intervention=intervention)
     except EmptyInputError as err:
-        st.info(f"{err} Or pick one of the examples.")
+        st.info(f"{md_literal(str(err))} Or pick one of the examples.")
     except ValueError as err:
-        st.error(f"This input cannot be translated: {err}")
+        st.error(f"This input cannot be translated: {md_literal(str(err))}")
     return None
 
 
