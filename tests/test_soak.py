@@ -19,6 +19,7 @@ import pytest
 from streamlit.testing.v1 import AppTest
 
 from bench.timing import rss_mb
+from pages.ui.display import md_literal
 from tests.helpers.apptest import APP
 
 pytestmark = [pytest.mark.reliability, pytest.mark.slow, pytest.mark.usefixtures("fresh_streamlit_caches")]
@@ -87,7 +88,7 @@ class Soak:
         else:
             pills = at.get("pills")[0]
             pills.set_value(pills.options[0]).run()
-            assert any(c.value.startswith(f"Branch: “{pills.options[0]}”") for c in at.caption)
+            assert any(c.value.startswith(f"Branch: “{md_literal(pills.options[0])}”") for c in at.caption)
         assert not at.exception, (index, action, sentence, at.exception)
         assert at.session_state["text"] == sentence
 
@@ -160,10 +161,10 @@ def test_a_branch_picked_for_one_sentence_is_not_carried_to_the_next():
     at.query_params["text"] = before
     at.run()
     at.get_by_key("branch_0").set_value(token).run()
-    assert any(c.value.startswith(f"Branch: “{token}” at step 1") for c in at.caption)
+    assert any(c.value.startswith(f"Branch: “{md_literal(token)}” at step 1") for c in at.caption)
     at.text_area(key="text").input(after).run()
     assert not at.exception, at.exception
     assert at.get_by_key("branch_0").value is None
     assert not any(c.value.startswith("Branch:") for c in at.caption), f"{before!r}'s branch shows for {after!r}"
     at.get_by_key("branch_0").set_value(token).run()  # picking it for this sentence still works
-    assert any(c.value.startswith(f"Branch: “{token}” at step 1") for c in at.caption)
+    assert any(c.value.startswith(f"Branch: “{md_literal(token)}” at step 1") for c in at.caption)
