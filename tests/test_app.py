@@ -108,6 +108,7 @@ def test_grouping_characters_into_jieba_words():
         assert abs(sum(row) - 1) < 1e-4  # columns summed over a word keep each row a distribution
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(
     "text",
     [
@@ -123,6 +124,7 @@ def test_grouping_characters_into_jieba_words():
     ],
 )
 def test_bad_input_gives_a_message_or_a_result_never_an_exception(text):
+    """(slow: nine page runs; the reliability suite sends many more hostile texts through this page)"""
     at = open_app()
     at.text_area(key="text").input(text).run()
     assert not at.exception
