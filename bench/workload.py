@@ -12,7 +12,7 @@ from core.io.checkpoint import LoadedModel
 from core.text.batches import iterate_batches
 from core.text.data import Split, group_references, read_pairs, split_by_english
 from core.training.config import TrainConfig
-from core.training.data import encode_pairs
+from core.training.data import card_split, encode_pairs
 
 
 @dataclass
@@ -44,19 +44,14 @@ class Workload:
 
 
 def load_workload(loaded: LoadedModel, data: Path) -> Workload:
-    """Recreate the checkpoint's split from its card (same sizes and seed as its training run)."""
+    """Recreate the checkpoint's split from its card (same pairs, sizes and seed as its training run);
+    a checkpoint without a recorded split gets core.train's default one."""
     if not data.is_file():
         raise SystemExit(f"no data file at {data}: pass --data PATH (cmn.txt format)")
-    settings = loaded.card.get("train_config", {})
-    defaults = TrainConfig()
     pairs, _ = read_pairs(data)
-    limit = int(loaded.card.get("data", {}).get("limit_pairs", 0) or 0)
-    if limit:
-        pairs = pairs[:limit]
-    split = split_by_english(
-        pairs,
-        int(settings.get("dev_size", defaults.dev_size)),
-        int(settings.get("test_size", defaults.test_size)),
-        int(settings.get("seed", defaults.seed)),
-    )
+    try:
+        split = card_split(pairs, loaded.model_card)
+    except ValueError:
+        defaults = TrainConfig()
+        split = split_by_english(pairs, defaults.dev_size, defaults.test_size, defaults.seed)
     return Workload(loaded, split)

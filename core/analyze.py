@@ -40,7 +40,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser.error("--sentences must be at least 1")
     try:
         loaded = load_checkpoint(args.checkpoint)
-        sources, references, _ = recorded_split(args.data, loaded.model_card.train_config, args.split)
+        sources, references, _ = recorded_split(args.data, loaded.model_card, args.split)
     except (CheckpointError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

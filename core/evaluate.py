@@ -39,7 +39,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error: {err}", file=sys.stderr)
         return 2
     try:
-        sources, references, report = recorded_split(args.data, loaded.model_card.train_config, args.split)
+        sources, references, report = recorded_split(args.data, loaded.model_card, args.split)
     except ValueError as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

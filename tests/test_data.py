@@ -60,3 +60,16 @@ def test_batches_are_padded_with_pad_id():
     examples = [([5, 3], [2, 9, 3]), ([5, 6, 7, 3], [2, 3])]
     src, tgt = next(iterate_batches(examples, 100))
     assert src.shape == (2, 4) and tgt.shape == (2, 3)
+
+
+def test_a_checkpoints_split_is_recreated_from_its_card():
+    from core.io.card import DataInfo, ModelCard
+    from core.training.data import card_split
+
+    pairs = synthetic_pairs()
+    card = ModelCard(train_config={"dev_size": 3, "test_size": 4, "seed": 5}, data=DataInfo(limit_pairs=30))
+    split = card_split(pairs, card)
+    expected = split_by_english(pairs[:30], 3, 4, 5)  # --limit-pairs: the run saw only the first 30 pairs
+    assert (split.train, split.dev, split.test) == (expected.train, expected.dev, expected.test)
+    with pytest.raises(ValueError, match="records no split"):
+        card_split(pairs, ModelCard())

@@ -106,7 +106,7 @@ def test_analyze_writes_a_schema_valid_atlas_of_every_head(atlas):
 def test_single_head_deltas_are_separately_computed_bleu_differences(atlas):
     result, checkpoint, data = atlas
     loaded = load_checkpoint(checkpoint)
-    sources, references, _ = recorded_split(data, loaded.model_card.train_config, "dev")
+    sources, references, _ = recorded_split(data, loaded.model_card, "dev")
     corpus = decode_corpus(loaded.model, loaded.pipeline, sources, references)
     baseline = ablation_scores(loaded.model, loaded.pipeline, corpus)
     assert result["baseline"] == baseline and result["pruning"][0] == {"removed": [], **baseline}

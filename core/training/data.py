@@ -7,6 +7,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from core.io.card import ModelCard
 from core.text.data import Pair, ReadReport, Split, file_sha256, group_references, read_pairs, split_by_english
 from core.text.pipeline import TextPipeline, build_pipeline
 from core.training.config import TrainConfig
@@ -58,16 +59,20 @@ def prepare_data(
     return PreparedData(Path(path), file_sha256(path), report, limit_pairs, split, pipeline, examples, skipped)
 
 
-def recorded_split(path: str | Path, train_config: dict, split: str) -> tuple[list[str], list[list[str]], ReadReport]:
-    """The English sentences of one split ("all", "train", "dev" or "test") and all their references,
-    re-created from the data file with the sizes and seed a checkpoint's card records; ValueError
-    when the card records no split."""
+def card_split(pairs: Sequence[Pair], card: ModelCard) -> Split:
+    """The split a checkpoint was trained on, re-created from the same file: its --limit-pairs,
+    dev and test sizes and seed, as its card records them; ValueError when it records none."""
+    config = card.train_config
+    if not {"dev_size", "test_size", "seed"} <= set(config):
+        raise ValueError("the checkpoint's card records no split; use --split all")
+    limit = card.data.limit_pairs if card.data and card.data.limit_pairs else 0
+    return split_by_english(pairs[:limit] if limit else pairs, config["dev_size"], config["test_size"], config["seed"])
+
+
+def recorded_split(path: str | Path, card: ModelCard, split: str) -> tuple[list[str], list[list[str]], ReadReport]:
+    """The English sentences of one split ("all", "train", "dev" or "test") and all their references."""
     pairs, report = read_pairs(path)
     if split != "all":
-        if not {"dev_size", "test_size", "seed"} <= set(train_config):
-            raise ValueError("the checkpoint's card records no split; use --split all")
-        pairs = getattr(
-            split_by_english(pairs, train_config["dev_size"], train_config["test_size"], train_config["seed"]), split
-        )
+        pairs = getattr(card_split(pairs, card), split)
     sources, references = group_references(pairs)
     return sources, references, report
