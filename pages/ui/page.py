@@ -24,6 +24,11 @@ from pages.ui.widgets import sentence_box
 
 def page_setup() -> LoadedModel:
     """Sidebar controls common to every page; returns the session's active model."""
+    return _setup()[0]
+
+
+def _setup() -> tuple[LoadedModel, Intervention]:
+    """The sidebar; the session's model and its ablation (read and checked once per run)."""
     ensure_router()
     keep_shared_state()
     if st.sidebar.toggle("Large type (for talks)", key=LARGE_TYPE_KEY, bind="query-params"):
@@ -32,10 +37,11 @@ def page_setup() -> LoadedModel:
     st.sidebar.caption(f"Model: {active_label()} (choose on the Models page). {model_card.summary(loaded)}")
     if scores := model_card.scores_line(loaded.model_card):
         st.sidebar.caption(scores)
-    if ablated := current_intervention(loaded).ablated_specs():
+    intervention = current_intervention(loaded)
+    if ablated := intervention.ablated_specs():
         st.sidebar.warning(f"Heads switched off (Heads page): {', '.join(ablated)}")
         st.sidebar.button("Switch every head back on", on_click=set_ablation_spec, args=("",), key="heads_all_on")
-    return loaded
+    return loaded, intervention
 
 
 def require(loaded: LoadedModel, feature: str) -> None:
@@ -67,8 +73,7 @@ class PageContext:
 
 def start_page(title: str) -> PageContext:
     """Sidebar, title, the sentence box and its trace (or a stop, after saying why)."""
-    loaded = page_setup()
-    intervention = current_intervention(loaded)
+    loaded, intervention = _setup()
     st.title(title)
     trace = get_trace(loaded, sentence_box(), intervention=intervention)
     if trace is None:
