@@ -1,9 +1,11 @@
 """Translate English lines from stdin to Chinese lines on stdout, one line out per line in.
 
-python -m core.translate [--checkpoint PATH] [--beam K] [--trace] [--ablate SPEC]
+python -m core.translate [--checkpoint PATH] [--beam K] [--trace] [--lens] [--ablate SPEC]
 
 With --trace each output line is one JSON object (DESIGN.md's trace schema). An empty input
 line gives an empty output line (with --trace: an empty trace). Notices go to stderr.
+--lens (with --trace) adds the decoder's logit lens: per layer and step, the top-k tokens of the
+output projection applied to that layer's output (Transformers only).
 --ablate enc:1:2,cross:3:4 switches heads off (their context vectors set to zero); a bad SPEC
 exits 2 with a message.
 """
@@ -19,6 +21,7 @@ from typing import Any
 from core.inference.batch import translate
 from core.inference.beam import beam_search_ids
 from core.inference.source import EmptyInputError, prepare_source
+from core.explain.lens import LENS_NEEDS_TRANSFORMER, has_lens, lens_json, logit_lens
 from core.inference.trace import empty_trace_json, trace
 from core.io.checkpoint import CheckpointError, LoadedModel, load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT
@@ -27,9 +30,10 @@ from core.model.registry import check_heads
 
 
 def trace_line(
-    loaded: LoadedModel, text: str, beam: int, intervention: Intervention = NO_INTERVENTION
+    loaded: LoadedModel, text: str, beam: int, intervention: Intervention = NO_INTERVENTION, lens: bool = False
 ) -> dict[str, Any]:
-    """Greedy trace; with beam > 1, the trace of the beam's output (its tokens forced step by step)."""
+    """Greedy trace; with beam > 1, the trace of the beam's output (its tokens forced step by step).
+    With lens, the logit lens of the same steps."""
     try:
         forced: list[str] = []
         if beam > 1:
@@ -38,10 +42,14 @@ def trace_line(
             forced = loaded.pipeline.tgt_vocab.decode(ids, strip_specials=False) + ["<eos>"]
         result = trace(loaded.model, loaded.pipeline, text, forced=forced, intervention=intervention)
     except EmptyInputError:
-        return empty_trace_json(loaded.model, loaded.pipeline, text, intervention)
+        empty = empty_trace_json(loaded.model, loaded.pipeline, text, intervention)
+        return empty | ({"lens": [[] for _ in range(loaded.config.n_dec_layers)]} if lens else {})
     for notice in result.source.notices:
         print(f"notice: {notice}", file=sys.stderr)
-    return result.to_json()
+    data = result.to_json()
+    if lens:
+        data["lens"] = lens_json(logit_lens(loaded.model, result, loaded.pipeline.tgt_vocab))
+    return data
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -49,6 +57,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint (default: the shipped one)")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--trace", action="store_true", help="write one JSON trace per line instead of the translation")
+    parser.add_argument(
+        "--lens", action="store_true", help="with --trace: add the logit lens of every decoder layer"
+    )
     parser.add_argument(
         "--ablate",
         default="",
@@ -59,6 +70,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     if args.beam < 1:
         parser.error("--beam must be at least 1")
+    if args.lens and not args.trace:
+        parser.error("--lens adds to the trace: use it with --trace")
     try:
         heads = parse_heads(args.ablate)
     except ValueError as err:
@@ -72,11 +85,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ValueError as err:
         print(f"error: --ablate {err}", file=sys.stderr)
         return 2
+    if args.lens and not has_lens(loaded.model):
+        print(f"error: --lens: {LENS_NEEDS_TRANSFORMER}", file=sys.stderr)
+        return 2
     intervention = Intervention(ablated_heads=heads)
     lines = [line.rstrip("\r\n") for line in sys.stdin]
     if args.trace:
         for line in lines:
-            print(json.dumps(trace_line(loaded, line, args.beam, intervention), ensure_ascii=False), flush=True)
+            data = trace_line(loaded, line, args.beam, intervention, args.lens)
+            print(json.dumps(data, ensure_ascii=False), flush=True)
         return 0
     for result in translate(loaded.model, loaded.pipeline, lines, beam_size=args.beam, intervention=intervention):
         for notice in result.notices:

@@ -41,6 +41,9 @@ class Trace:
     cross: Tensor  # (L, H, T, S)
     model_info: dict[str, Any]
     ablated: list[str] = field(default_factory=list)  # heads switched off, kind:layer:head (1-based)
+    # each decoder layer's output at each step (L, T, d), for the logit lens; None for an
+    # architecture without a readout (the GRU)
+    layer_states: Tensor | None = None
 
     def to_json(self) -> dict[str, Any]:
         """The DESIGN.md trace schema."""
@@ -99,10 +102,12 @@ def trace(
     steps: list[Step] = []
     self_rows: list[Tensor] = []  # per step: (L, H, t+1)
     cross_rows: list[Tensor] = []  # per step: (L, H, S)
+    state_rows: list[Tensor] = []  # per step: (L, d)
     limit = min(model.config.max_len, max(max_steps(model, len(source.ids)), len(forced) + 1))
     for step in range(limit):
         last = torch.tensor([[decoder_ids[-1]]], device=device)
-        logits, self_ws, cross_ws = model.decode(last, encoded, True, cache, step, intervention)
+        states: list[Tensor] = []
+        logits, self_ws, cross_ws = model.decode(last, encoded, True, cache, step, intervention, layer_states=states)
         probs = torch.softmax(logits[0, -1].float(), dim=-1)
         top_p, top_i = probs.topk(min(top_k, probs.numel()))
         is_forced = step < len(forced)
@@ -118,6 +123,8 @@ def trace(
         if self_ws:
             self_rows.append(torch.stack([w[0, :, 0] for w in self_ws]))
         cross_rows.append(torch.stack([w[0, :, 0] for w in cross_ws]))
+        if states:
+            state_rows.append(torch.stack([s[0, 0] for s in states]))
         if chosen == EOS_ID:
             break
         decoder_ids.append(chosen)
@@ -138,6 +145,7 @@ def trace(
         cross=torch.stack(cross_rows, dim=2).cpu(),
         model_info=model_info(model, pipeline),
         ablated=intervention.ablated_specs(),
+        layer_states=torch.stack(state_rows, dim=1).cpu() if state_rows else None,
     )
 
 

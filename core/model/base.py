@@ -24,9 +24,16 @@ class Seq2Seq(nn.Module):
     generator: nn.Linear | None
 
     def encode(
-        self, src: Tensor, return_attention: bool = False, intervention: Intervention = NO_INTERVENTION
+        self,
+        src: Tensor,
+        return_attention: bool = False,
+        intervention: Intervention = NO_INTERVENTION,
+        token_embeddings: Tensor | None = None,
     ) -> EncoderOutput:
-        """src (B, S) ids padded with <pad> -> memory (B, S, d)."""
+        """src (B, S) ids padded with <pad> -> memory (B, S, d).
+
+        token_embeddings (B, S, d): used instead of looking src up in the embedding table (gradient
+        attribution feeds scaled or interpolated embeddings); src still gives the padding mask."""
         raise NotImplementedError
 
     def decode(
@@ -37,12 +44,16 @@ class Seq2Seq(nn.Module):
         cache: list[Any] | None = None,
         offset: int = 0,
         intervention: Intervention = NO_INTERVENTION,
+        token_embeddings: Tensor | None = None,
+        layer_states: list[Tensor] | None = None,
     ) -> DecoderResult:
         """Logits (B, T, V) for decoder input tgt (B, T) and, if asked, per-layer attention weights.
         The intervention must be the one given to `encode` (and the same at every cached step).
 
         Full pass: cache=None, offset=0, tgt may be padded. Incremental: pass the cache from
-        new_cache(); tgt holds the T new positions starting at `offset` (no padding)."""
+        new_cache(); tgt holds the T new positions starting at `offset` (no padding).
+        token_embeddings: as for `encode`, for tgt. layer_states: a list the call appends each
+        decoder layer's output (B, T, d) to, for the logit lens (architectures with `readout`)."""
         raise NotImplementedError
 
     def new_cache(self) -> list[Any]:

@@ -70,14 +70,18 @@ class BahdanauSeq2Seq(Seq2Seq):
         self.generator = None if config.tie_embeddings else nn.Linear(d, config.tgt_vocab_size)
 
     def encode(
-        self, src: Tensor, return_attention: bool = False, intervention: Intervention = NO_INTERVENTION
+        self,
+        src: Tensor,
+        return_attention: bool = False,
+        intervention: Intervention = NO_INTERVENTION,
+        token_embeddings: Tensor | None = None,
     ) -> EncoderOutput:
         """src (B, S) padded ids -> memory (B, S, d); padding never enters the GRU (packed)."""
         if intervention.source_positions != "normal":
             raise ValueError("the GRU model reads its source in order: it has no positions to intervene on")
         mask = padding_mask(src, PAD_ID)
         lengths = (src != PAD_ID).sum(dim=1).clamp(min=1).cpu()
-        embedded = self.dropout(self.src_embed(src))
+        embedded = self.dropout(self.src_embed(src) if token_embeddings is None else token_embeddings)
         packed = pack_padded_sequence(embedded, lengths, batch_first=True, enforce_sorted=False)
         memory, _ = pad_packed_sequence(self.encoder(packed)[0], batch_first=True, total_length=src.size(1))
         return EncoderOutput(memory, mask, [] if return_attention else None)
@@ -97,8 +101,11 @@ class BahdanauSeq2Seq(Seq2Seq):
         cache: list[RNNState] | None = None,
         offset: int = 0,
         intervention: Intervention = NO_INTERVENTION,
+        token_embeddings: Tensor | None = None,
+        layer_states: list[Tensor] | None = None,
     ) -> DecoderResult:
         """With a cache, continue from its state (offset is implied by the state and unused).
+        layer_states is left empty: a GRU's layers have no readout to read a logit lens through.
         No self-attention (an empty list); cross-attention comes back as [(B, 1, T, S)]. Ablating
         its one head (cross:1:1) sets the attention's context vector to zero."""
         state = cache[0] if cache is not None else RNNState()
@@ -107,7 +114,7 @@ class BahdanauSeq2Seq(Seq2Seq):
             state.hidden, state.keys = fresh.hidden, fresh.keys
         mask = encoded.src_mask[:, 0, 0, :]
         context_mask = intervention.head_mask("cross", 0, 1, tgt.device)
-        embedded = self.dropout(self.tgt_embed(tgt))
+        embedded = self.dropout(self.tgt_embed(tgt) if token_embeddings is None else token_embeddings)
         hidden, outputs, weights = state.hidden, [], []
         for t in range(tgt.size(1)):
             context, w = self.attention(hidden[-1], state.keys, encoded.memory, mask)

@@ -135,10 +135,12 @@ class Transformer(Seq2Seq):
                 nn.init.xavier_uniform_(module.weight)
                 nn.init.zeros_(module.bias)
 
-    def embed_source(self, src: Tensor, intervention: Intervention = NO_INTERVENTION) -> Tensor:
-        """The encoder's input (B, S, d): scaled embeddings plus positions, or, under a position
-        intervention, without positions or with the positions of a fixed shuffle."""
-        embedded = self.src_embed(src)
+    def embed_source(
+        self, src: Tensor, intervention: Intervention = NO_INTERVENTION, token_embeddings: Tensor | None = None
+    ) -> Tensor:
+        """The encoder's input (B, S, d): scaled embeddings (or the given ones) plus positions, or,
+        under a position intervention, without positions or with the positions of a fixed shuffle."""
+        embedded = self.src_embed(src) if token_embeddings is None else token_embeddings
         mode = intervention.source_positions
         if mode == "normal":
             return self.positional(embedded)
@@ -148,10 +150,14 @@ class Transformer(Seq2Seq):
         return embedded + self.positional.table[order]
 
     def encode(
-        self, src: Tensor, return_attention: bool = False, intervention: Intervention = NO_INTERVENTION
+        self,
+        src: Tensor,
+        return_attention: bool = False,
+        intervention: Intervention = NO_INTERVENTION,
+        token_embeddings: Tensor | None = None,
     ) -> EncoderOutput:
         src_mask = padding_mask(src, PAD_ID)
-        x = self.dropout(self.embed_source(src, intervention))
+        x = self.dropout(self.embed_source(src, intervention, token_embeddings))
         weights = []
         heads = self.config.n_heads
         for i, layer in enumerate(self.encoder_layers):
@@ -167,6 +173,8 @@ class Transformer(Seq2Seq):
         cache: list[LayerCache] | None = None,
         offset: int = 0,
         intervention: Intervention = NO_INTERVENTION,
+        token_embeddings: Tensor | None = None,
+        layer_states: list[Tensor] | None = None,
     ) -> DecoderResult:
         if cache is None:
             self_mask = decoder_self_mask(tgt, PAD_ID)
@@ -174,7 +182,8 @@ class Transformer(Seq2Seq):
             self_mask = None  # one new position may see every cached one: no mask is the same, and faster
         else:
             self_mask = causal_mask(tgt.size(1), tgt.device, offset)
-        x = self.dropout(self.positional(self.tgt_embed(tgt), offset))
+        embedded = self.tgt_embed(tgt) if token_embeddings is None else token_embeddings
+        x = self.dropout(self.positional(embedded, offset))
         self_ws, cross_ws = [], []
         heads = self.config.n_heads
         for i, layer in enumerate(self.decoder_layers):
@@ -185,10 +194,17 @@ class Transformer(Seq2Seq):
             )
             self_ws.append(self_w)
             cross_ws.append(cross_w)
-        logits = self.project(self.decoder_norm(x))
+            if layer_states is not None:
+                layer_states.append(x)
+        logits = self.readout(x)
         if not return_attention:
             return logits, None, None
         return logits, self_ws, cross_ws
+
+    def readout(self, hidden: Tensor) -> Tensor:
+        """A decoder state -> vocabulary logits: the final norm (pre-LN only), then the output
+        projection. The logit lens applies it to every layer's output."""
+        return self.project(self.decoder_norm(hidden))
 
     def new_cache(self) -> list[LayerCache]:
         return [LayerCache() for _ in self.decoder_layers]
