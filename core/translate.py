@@ -18,10 +18,10 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
+from core.explain.lens import LENS_NEEDS_TRANSFORMER, has_lens, lens_json, logit_lens
 from core.inference.batch import translate
 from core.inference.beam import beam_search_ids
 from core.inference.source import EmptyInputError, prepare_source
-from core.explain.lens import LENS_NEEDS_TRANSFORMER, has_lens, lens_json, logit_lens
 from core.inference.trace import empty_trace_json, trace
 from core.io.checkpoint import CheckpointError, LoadedModel, load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT
@@ -57,9 +57,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--checkpoint", default=str(DEFAULT_CHECKPOINT), help="checkpoint (default: the shipped one)")
     parser.add_argument("--beam", type=int, default=1, help="beam size (1 = greedy)")
     parser.add_argument("--trace", action="store_true", help="write one JSON trace per line instead of the translation")
-    parser.add_argument(
-        "--lens", action="store_true", help="with --trace: add the logit lens of every decoder layer"
-    )
+    parser.add_argument("--lens", action="store_true", help="with --trace: add the logit lens of every decoder layer")
     parser.add_argument(
         "--ablate",
         default="",

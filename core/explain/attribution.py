@@ -34,6 +34,7 @@ NEEDS_TRANSFORMER = {
     "rollout": "Attention rollout multiplies attention through self-attention layers; this GRU model has "
     "none (its recurrence mixes the tokens, and rollout cannot follow it).",
 }
+MEAN_ATTENTION = AttentionChoice()
 LOW_SOURCE_SHARE = 0.5  # a step drawing less than half on the source is flagged (docs/explain.md)
 
 
@@ -72,7 +73,7 @@ def explain(
     vocab: Vocab,
     method: str,
     intervention: Intervention = NO_INTERVENTION,
-    attention: AttentionChoice = AttentionChoice(),
+    attention: AttentionChoice = MEAN_ATTENTION,
     ig_steps: int = gradients.IG_STEPS,
 ) -> Attribution:
     """The method's attribution for every step of the trace (made with the same intervention)."""
