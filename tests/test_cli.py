@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from core.io.checkpoint import load_checkpoint, save_checkpoint
-from core.io.paths import ROOT
+from core.io.paths import GRU_CHECKPOINT, ROOT
 from tests.helpers.fixtures import synthetic_pairs, tiny_train_args, write_pairs
 from tests.helpers.trace_schema import validate_trace
 
@@ -48,6 +48,22 @@ def test_translate_with_beam_and_trace_writes_one_valid_json_object_per_line(tin
         for data in traces:
             validate_trace(data)
         assert traces[0]["translation"] == "汤姆喜欢茶。" and traces[1]["steps"] == []
+
+
+@pytest.mark.slow
+def test_translate_trace_with_lens_adds_every_decoder_layers_top_k():
+    lines = ["I like tea.", "", "The weather in Beijing is very cold in winter."]
+    result = run(["core.translate", "--trace", "--lens"], "\n".join(lines) + "\n")
+    assert result.returncode == 0, result.stderr
+    traces = [json.loads(line) for line in result.stdout.splitlines()]
+    for data in traces:
+        validate_trace(data)  # checks the lens's shape and that its last layer is the steps' top_k
+    assert [len(data["lens"]) for data in traces] == [3, 3, 3] and traces[1]["lens"] == [[], [], []]
+    assert "lens" not in json.loads(run(["core.translate", "--trace"], "I like tea.\n").stdout)
+    refused = run(["core.translate", "--lens"], "I like tea.\n")
+    assert refused.returncode == 2 and "--trace" in refused.stderr
+    gru = run(["core.translate", "--trace", "--lens", "--checkpoint", str(GRU_CHECKPOINT)], "I like tea.\n")
+    assert gru.returncode == 2 and "GRU" in gru.stderr and "Traceback" not in gru.stderr
 
 
 @pytest.mark.slow

@@ -65,7 +65,7 @@ def _log_probs(model: Seq2Seq, inputs: _Inputs, intervention: Intervention) -> C
         logits, _, _ = model.decode(
             inputs.tgt.expand(batch, -1), encoded, intervention=intervention, token_embeddings=prefix
         )
-        log_probs = torch.log_softmax(logits.float(), dim=-1)
+        log_probs = torch.log_softmax(logits, dim=-1)
         return log_probs.gather(-1, inputs.targets.expand(batch, -1)[..., None])[..., 0]
 
     return forward
@@ -77,7 +77,7 @@ def _embeddings(model: Seq2Seq, inputs: _Inputs) -> tuple[Tensor, Tensor]:
 
 
 def _per_token(attributions: tuple[Tensor, Tensor]) -> tuple[np.ndarray, np.ndarray]:
-    source, prefix = (a.sum(dim=-1).detach().float().cpu().numpy() for a in attributions)
+    source, prefix = (a.sum(dim=-1).detach().cpu().numpy() for a in attributions)
     return source, prefix
 
 
@@ -123,7 +123,7 @@ def integrated_gradients(
         )
     with torch.no_grad():
         at_input, at_baseline = forward(source[:1], prefix[:1])[0], forward(*(b[:1] for b in baselines))[0]
-    delta = (at_input - at_baseline).float().cpu().numpy()
+    delta = (at_input - at_baseline).cpu().numpy()
     return GradientAttribution(*_per_token(attributions), delta)
 
 

@@ -61,3 +61,7 @@ def validate_trace(data: dict) -> None:
         for head in layer:
             for q, row in enumerate(head):
                 assert all(w == 0.0 for w in row[q + 1 :])
+    if "lens" in data:
+        lens = data["lens"]
+        assert len(lens) == model["n_layers"][1] and all(len(layer) == T for layer in lens), "lens"
+        assert T == 0 or lens[-1] == [step["top_k"] for step in data["steps"]], "the lens's last layer is top_k"
