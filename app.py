@@ -15,6 +15,7 @@ navigation = st.navigation(
         ),
         st.Page("pages/attention.py", title="Attention", icon=":material/grid_view:", url_path="attention"),
         st.Page("pages/heads.py", title="Heads", icon=":material/toggle_on:", url_path="heads"),
+        st.Page("pages/explain.py", title="Explain", icon=":material/psychology_alt:", url_path="explain"),
         st.Page("pages/positional.py", title="Positions", icon=":material/timeline:", url_path="positions"),
         st.Page("pages/masks.py", title="Masks", icon=":material/filter_alt:", url_path="masks"),
         st.Page("pages/models.py", title="Models", icon=":material/model_training:", url_path="models"),

@@ -22,6 +22,7 @@ PAGES = {
     "translate": (3, 2600),
     "attention": (3, 2600),
     "heads": (1, 1800),
+    "explain": (4, 3400),
     "positions": (8, 4600),
     "masks": (7, 4000),
     "models": (2, 3000),

@@ -9,7 +9,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from core.figures import attention, heads, masks, position, training
+from core.figures import attention, explain, heads, masks, position, training
 from core.figures.axes import TICK_CHARS, literal
 
 HOSTILE = [
@@ -78,6 +78,10 @@ def test_literal_escapes_markup_and_shows_hidden_characters():
         lambda n: position.pe_heatmap(np.zeros((4, 4)), HOSTILE[0]),
         lambda n: training.training_curves(pd.DataFrame({"epoch": [1], "train_loss": [1.0]}), HOSTILE[1]),
         lambda n: heads.pruning_curve([0, 1], [30.0, 29.0], 30.0, HOSTILE[2]),
+        lambda n: explain.relevance_grid({HOSTILE[0]: np.eye(n), "ig": -np.eye(n)}, {"ig"}, HOSTILE, HOSTILE),
+        lambda n: explain.step_bars({HOSTILE[1]: np.ones(n) / n}, HOSTILE, HOSTILE[2]),
+        lambda n: explain.source_share_strip(np.full(n, 0.4), HOSTILE, 0.5, 1, HOSTILE[3]),
+        lambda n: explain.lens_table([[(t, 0.1) for t in HOSTILE]] * 2, HOSTILE[4]),
     ],
 )
 def test_every_figure_builder_shows_hostile_tokens_literally(build):

@@ -32,16 +32,21 @@ MEASURES = {  # label -> (how to read it from a head entry, colour scale, fixed 
 }
 
 
-def shipped_atlas(sha256: str, folder: Path = ATLAS_DIR) -> dict[str, Any] | None:
-    """The precomputed atlas whose model is exactly this checkpoint file, or None."""
+def precomputed(sha256: str, folder: Path) -> dict[str, Any] | None:
+    """The JSON in `folder` computed for exactly this checkpoint file ("model": {"sha256": …}), or None."""
     for path in sorted(folder.glob("*.json")):
         try:
-            atlas = json.loads(path.read_text(encoding="utf-8"))
+            data = json.loads(path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             continue
-        if isinstance(atlas, dict) and (atlas.get("model") or {}).get("sha256") == sha256:
-            return atlas
+        if isinstance(data, dict) and isinstance(data.get("model"), dict) and data["model"].get("sha256") == sha256:
+            return data
     return None
+
+
+def shipped_atlas(sha256: str, folder: Path = ATLAS_DIR) -> dict[str, Any] | None:
+    """The precomputed head atlas of this checkpoint file, or None."""
+    return precomputed(sha256, folder)
 
 
 def atlas_sentences(folder: Path = ATLAS_DIR) -> list[str]:

@@ -92,6 +92,42 @@ def explain(
     return Attribution(method, result.source, result.prefix, result.delta)
 
 
+# Integrated gradients cost ~ steps × (source + prefix tokens) × IG_STEPS forward-backward rows; the
+# app computes them up to this many step-tokens (~8 s on 2 cores; a 10-word sentence is ~350).
+APP_IG_LIMIT = 3000
+
+
+def ig_cost(trace: Trace) -> int:
+    """Steps × (source tokens + decoder input tokens): what IG's time grows with."""
+    return len(trace.steps) * (len(trace.source.ids) + len(trace.decoder_tokens))
+
+
+def explain_all(
+    model: Seq2Seq,
+    trace: Trace,
+    vocab: Vocab,
+    intervention: Intervention = NO_INTERVENTION,
+    ig_limit: int | None = None,
+) -> dict[str, Attribution | str]:
+    """Every method but raw attention (which depends on a view, and is instant): method -> its
+    attribution, or the reason it is not given (the model lacks what it reads, or IG over the limit)."""
+    results: dict[str, Attribution | str] = {}
+    for method in METHODS:
+        if method == "attention":
+            continue
+        if reason := unsupported(model, method):
+            results[method] = reason
+        elif method == "ig" and ig_limit is not None and ig_cost(trace) > ig_limit:
+            results[method] = (
+                f"Integrated gradients are computed here for translations up to {ig_limit} step × token "
+                f"units; this one has {ig_cost(trace)}. `python -m core.explain --method ig` computes them "
+                "for any length."
+            )
+        else:
+            results[method] = explain(model, trace, vocab, method, intervention)
+    return results
+
+
 def source_share(attribution: Attribution) -> np.ndarray | None:
     """(T,): Σ_s |a_ts| / (Σ_s |a_ts| + Σ_j |p_tj|), how much of step t comes from the source rather
     than from the tokens already written; None for a method without a prefix part."""

@@ -9,9 +9,12 @@ from collections import OrderedDict
 import streamlit as st
 
 from core.explain import atlas_view, compare, mask_lab, positional
+from core.explain.attribution import APP_IG_LIMIT, Attribution, explain_all
+from core.explain.lens import LensRow, has_lens, logit_lens
 from core.inference.batch import translate
 from core.inference.trace import Trace, trace
 from core.io.checkpoint import LoadedModel
+from core.io.paths import EXPLAIN_DIR
 from core.model.intervention import NO_INTERVENTION, Intervention
 from pages.ui.display import md_literal
 
@@ -29,6 +32,24 @@ def cached_trace(
     intervention: Intervention = NO_INTERVENTION,
 ) -> Trace:
     return trace(loaded.model, loaded.pipeline, text, forced=forced, top_k=top_k, intervention=intervention)
+
+
+# Integrated gradients take ~1 s for a 10-word sentence (up to ~8 s at APP_IG_LIMIT); the arrays
+# are small (steps × tokens), so many sentences fit.
+@st.cache_data(max_entries=128, show_spinner=False, hash_funcs=BY_MODEL_FILE)
+def cached_attributions(
+    loaded: LoadedModel, text: str, intervention: Intervention = NO_INTERVENTION
+) -> dict[str, Attribution | str]:
+    traced = cached_trace(loaded, text, intervention=intervention)
+    return explain_all(loaded.model, traced, loaded.pipeline.tgt_vocab, intervention, APP_IG_LIMIT)
+
+
+@st.cache_data(max_entries=128, show_spinner=False, hash_funcs=BY_MODEL_FILE)
+def cached_lens(loaded: LoadedModel, text: str, intervention: Intervention = NO_INTERVENTION) -> list[list[LensRow]]:
+    """[layer][step] top-5; empty for a model without a lens."""
+    if not has_lens(loaded.model):
+        return []
+    return logit_lens(loaded.model, cached_trace(loaded, text, intervention=intervention), loaded.pipeline.tgt_vocab)
 
 
 @st.cache_data(max_entries=64, show_spinner=False, hash_funcs=BY_MODEL_FILE)
@@ -92,3 +113,9 @@ def keep_atlas(loaded: LoadedModel, atlas: dict) -> None:
 def shipped_atlas(sha256: str) -> dict | None:
     """The precomputed atlas of this checkpoint file, read from assets/atlas once per server."""
     return atlas_view.shipped_atlas(sha256)
+
+
+@st.cache_data(max_entries=8, show_spinner=False)
+def shipped_agreement(sha256: str) -> dict | None:
+    """The precomputed agreement table of this checkpoint file (assets/explain), or None."""
+    return atlas_view.precomputed(sha256, EXPLAIN_DIR)
