@@ -16,13 +16,13 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from bench import app_path, decoding, heads, scaling, training
+from bench import app_path, decoding, explain, heads, scaling, training
 from bench.timing import machine
 from bench.workload import load_workload
 from core.io.checkpoint import load_checkpoint
 from core.io.paths import DEFAULT_CHECKPOINT, ROOT
 
-SECTIONS = ("training", "decoding", "app", "scaling", "heads")
+SECTIONS = ("training", "decoding", "app", "scaling", "heads", "explain")
 DEFAULT_DATA = ROOT.parent / "shared" / "data" / "cmn.txt"
 
 
@@ -78,6 +78,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fixed": 4,
             "atlas": 20,
             "toggles": 2,
+            "explain": 3,
         }
         if args.quick
         else {
@@ -90,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             "fixed": 50,
             "atlas": 500,
             "toggles": 10,
+            "explain": 10,
         }
     )
     results: dict[str, Any] = {"machine": machine(), "checkpoint": Path(args.checkpoint).name}
@@ -187,6 +189,33 @@ def main(argv: Sequence[str] | None = None) -> int:
                 lines.append(table([live_row]) + "\n")
             else:
                 lines.append(f"Live ablation in Chromium: {live}.\n")
+        print("\n".join(lines), flush=True)
+
+    if "explain" in sections:
+        sentences = explain.ten_word_sentences(workload.held_out(2000), counts["explain"])
+        r = results["explain"] = {"methods": explain.methods(loaded, sentences)}
+        m = r["methods"]
+        row = {
+            "10-word sentences": m["sentences"],
+            "output tokens (median)": m["steps_median"],
+            **{f"{name} ms": ms for name, ms in m["ms_median"].items()},
+            "IG completeness gap median / max": f"{m['ig_gap_median']:.1%} / {m['ig_gap_max']:.1%}",
+            "goal IG ≤ 2000 ms, gap < 5%": verdict(m["ms_median"]["ig"] <= 2000 and m["ig_gap_max"] < 0.05),
+            "goal norm, rollout ≤ 50 ms": verdict(max(m["ms_median"]["norm"], m["ms_median"]["rollout"]) <= 50),
+        }
+        lines = [f"## 6. Explaining every output token (medians per sentence)\n\n{table([row])}\n"]
+        if not args.no_browser:
+            live = r["browser"] = explain.browser_enter(sentences)
+            if isinstance(live, dict):
+                live_row = {
+                    "new sentences": live["sentences"],
+                    "Ctrl+Enter → Explain page's 4 charts drawn, median ms": live["explain_ms_median"],
+                    "hello-world button → rerun, median ms": live["hello_ms_median"],
+                    "goal ≤ 2000 ms": verdict(live["explain_ms_median"] <= 2000),
+                }
+                lines.append(table([live_row]) + "\n")
+            else:
+                lines.append(f"Explain page in Chromium: {live}.\n")
         print("\n".join(lines), flush=True)
 
     if args.json:

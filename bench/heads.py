@@ -26,7 +26,7 @@ def browser_toggles(toggles: int, timeout: float = 120) -> dict[str, Any] | str:
     """Median ms from a click to the finished rerun: a head on the Heads page, and a button on a
     hello-world page, in the same run of Chromium."""
     try:
-        from tests.helpers.browser import browser, running_app, serving_app, wait_for_app
+        from tests.helpers.browser import browser, running_app, wait_for_app
     except ImportError as err:
         return f"not measured ({err})"
     try:
@@ -42,19 +42,28 @@ def browser_toggles(toggles: int, timeout: float = 120) -> dict[str, Any] | str:
                 page.get_by_role("heading", name=expected).wait_for(timeout=timeout * 1000)
                 page.wait_for_selector("[data-testid='stStatusWidget']", state="detached", timeout=timeout * 1000)
                 heads_ms.append((time.perf_counter() - started) * 1000)
-        with _hello_app() as script, serving_app(timeout, script) as (hello_url, _), browser() as chromium:
-            page = chromium.new_page()
-            page.goto(hello_url)
-            page.get_by_text("clicked 0").wait_for(timeout=timeout * 1000)
-            hello_ms = []
-            for index in range(1, toggles + 1):
-                started = time.perf_counter()
-                page.get_by_role("button", name="Again").click()
-                page.get_by_text(f"clicked {index}").wait_for(timeout=timeout * 1000)
-                hello_ms.append((time.perf_counter() - started) * 1000)
+        hello_ms = hello_clicks(toggles, timeout)
     except Exception as err:  # a missing Chromium or a stuck page must not lose the other numbers
         return f"not measured ({type(err).__name__}: {str(err).splitlines()[0][:120]})"
     return {"toggles": toggles, "heads_ms_median": median(heads_ms), "hello_ms_median": median(hello_ms)}
+
+
+def hello_clicks(clicks: int, timeout: float = 120) -> list[float]:
+    """ms from a click to the finished rerun of a hello-world Streamlit page, `clicks` times: the
+    floor any Streamlit interaction pays on this machine."""
+    from tests.helpers.browser import browser, serving_app
+
+    with _hello_app() as script, serving_app(timeout, script) as (hello_url, _), browser() as chromium:
+        page = chromium.new_page()
+        page.goto(hello_url)
+        page.get_by_text("clicked 0").wait_for(timeout=timeout * 1000)
+        hello_ms = []
+        for index in range(1, clicks + 1):
+            started = time.perf_counter()
+            page.get_by_role("button", name="Again").click()
+            page.get_by_text(f"clicked {index}").wait_for(timeout=timeout * 1000)
+            hello_ms.append((time.perf_counter() - started) * 1000)
+    return hello_ms
 
 
 @contextlib.contextmanager

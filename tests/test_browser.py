@@ -102,3 +102,24 @@ def test_switch_a_head_off_then_open_a_head_from_the_atlas():
             "() => document.body.innerText.includes('encoder self-attention · layer 3 · head 2')", timeout=60_000
         )
         assert_no_errors(page)
+
+
+def test_the_explain_page_draws_every_method_and_steps_with_the_keyboard():
+    with running_app() as url, browser() as chromium:
+        page = chromium.new_page(viewport={"width": 1400, "height": 3400})
+        page.goto(f"{url}/explain?text=My+brother+bought+a+new+car+last+week.")
+        wait_for_app(page, charts=4)
+        assert page.locator("h1").first.inner_text() == "Explain: what each output token draws on"
+        grid = page.locator(".js-plotly-plot").first.inner_text()
+        for title in ("Raw cross-attention", "Norm-based attention", "Attention rollout", "Integrated gradients"):
+            assert title in grid
+        assert "Step 1 reads <bos> and produces" in page.locator("body").inner_text()
+        page.get_by_role("slider").first.focus()
+        page.keyboard.press("ArrowRight")
+        page.wait_for_function("() => document.body.innerText.includes('Step 2 reads <bos>')", timeout=60_000)
+        wait_for_app(page, charts=4)
+        page.get_by_role("radio", name="Last layer").click()
+        page.wait_for_selector("[role='radio'][aria-checked='true']:has-text('Last layer')", timeout=30_000)
+        wait_for_app(page, charts=4)
+        assert "Logit lens" in page.locator("body").inner_text()
+        assert_no_errors(page)
