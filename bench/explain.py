@@ -61,7 +61,7 @@ def browser_enter(sentences: list[str], timeout: float = 180) -> dict[str, Any] 
             wait_for_app(page, charts=4, timeout=timeout * 1000)
             explain_ms = []
             for sentence in sentences:
-                box = page.get_by_label("English sentence")
+                box = page.get_by_role("textbox", name="English sentence")
                 box.fill(sentence)
                 before = page.locator(".js-plotly-plot").first.inner_text()
                 started = time.perf_counter()

@@ -89,6 +89,14 @@ def test_a_gru_model_gets_attention_and_gradients_and_is_told_what_does_not_appl
     assert "explain_lens" not in chart_keys(at) and "no shared readout" in captions
 
 
+def test_a_huge_input_is_cut_and_integrated_gradients_are_left_to_the_command_line():
+    at = open_app("explain", timeout=120, text="the cat sat on the mat and " * 400)
+    assert not at.exception and any("only the first" in w.value for w in at.warning + at.info + at.caption)
+    captions = " ".join(c.value for c in at.caption)
+    assert "Integrated gradients are computed here for translations up to" in captions
+    assert [shown(a["text"]) for a in chart(at, "explain_grid")["layout"]["annotations"]][-1] == "Gradient × input"
+
+
 def test_nothing_to_explain_says_so():
     at = open_app("explain", text="   ")
     assert not at.exception and at.info and "nothing to translate" in at.info[0].value

@@ -76,6 +76,9 @@ def test_upload_a_checkpoint_through_the_file_input_and_visit_every_page(trained
         box.press("Control+Enter")
         page.wait_for_function("() => document.body.innerText.includes('汤姆喜欢茶')", timeout=60_000)
         assert "Model: memorised.safetensors" in page.locator("[data-testid='stSidebar']").inner_text()
+        go_to(page, "Explain", "Explain: what each output token draws on", charts=4)  # the upload, explained
+        assert "Integrated gradients" in page.locator(".js-plotly-plot").first.inner_text()
+        assert_no_errors(page)
 
         other = chromium.new_context().new_page()  # another person: a separate session
         other.goto(f"{url}/translate?text=Tom+likes+tea.")

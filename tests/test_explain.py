@@ -14,7 +14,7 @@ import torch
 from core.explain import attention_flow
 from core.explain.__main__ import main as explain_main
 from core.explain.attention_flow import AttentionChoice
-from core.explain.attribution import METHODS, explain, row_normalised, source_share, unsupported
+from core.explain.attribution import METHODS, explain, explain_all, row_normalised, source_share, unsupported
 from core.explain.gradients import completeness_gap, grad_x_input, integrated_gradients
 from core.explain.lens import commit_layer, lens_json, logit_lens
 from core.inference.source import Source
@@ -165,6 +165,34 @@ def test_integrated_gradients_are_complete_on_the_shipped_model(shipped):
         assert np.all(np.triu(attribution.prefix, k=1) == 0)
         # f(input) is the log-probability the trace recorded: delta ≤ 0 would be log p ≤ f(baseline)
         assert np.isfinite(attribution.delta).all() and attribution.delta.shape == (len(result.steps),)
+
+
+def test_our_gradients_are_captums(shipped):
+    """Captum, the PyTorch attribution library, is the reference: its IntegratedGradients (the same
+    Gauss-Legendre points) and InputXGradient, one batch row per target, give our numbers."""
+    from captum.attr import InputXGradient, IntegratedGradients
+
+    from core.explain.gradients import _embeddings, _inputs, _log_probs
+
+    vocab = shipped.pipeline.tgt_vocab
+    result = trace(shipped.model, shipped.pipeline, SENTENCES[2])
+    inputs = _inputs(shipped.model, result, vocab)
+    forward = _log_probs(shipped.model, inputs, Intervention())
+    steps = len(result.steps)
+    copies = tuple(e.expand(steps, -1, -1).clone().requires_grad_() for e in _embeddings(shipped.model, inputs))
+    targets = list(range(steps))
+    captum_ig = IntegratedGradients(forward).attribute(copies, target=targets, n_steps=12)
+    captum_gxi = InputXGradient(forward).attribute(copies, target=targets)
+    ours_ig = integrated_gradients(shipped.model, result, vocab, n_steps=12)
+    ours_gxi = grad_x_input(shipped.model, result, vocab)
+    together = explain_all(shipped.model, result, vocab)  # one pass for both: the same numbers
+    np.testing.assert_allclose(together["grad_x_input"].source, ours_gxi.source, rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(
+        together["ig"].prefix, integrated_gradients(shipped.model, result, vocab).prefix, rtol=1e-5
+    )
+    for ours, theirs in ((ours_ig, captum_ig), (ours_gxi, captum_gxi)):
+        np.testing.assert_allclose(ours.source, theirs[0].sum(-1).detach().numpy(), rtol=1e-4, atol=1e-5)
+        np.testing.assert_allclose(ours.prefix, theirs[1].sum(-1).detach().numpy(), rtol=1e-4, atol=1e-5)
 
 
 def test_gradient_times_input_matches_finite_differences(untrained):

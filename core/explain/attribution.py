@@ -110,22 +110,23 @@ def explain_all(
     ig_limit: int | None = None,
 ) -> dict[str, Attribution | str]:
     """Every method but raw attention (which depends on a view, and is instant): method -> its
-    attribution, or the reason it is not given (the model lacks what it reads, or IG over the limit)."""
+    attribution, or the reason it is not given (the model lacks what it reads, or IG over the limit).
+    Both gradient methods come from one forward pass when IG is computed."""
     results: dict[str, Attribution | str] = {}
-    for method in METHODS:
-        if method == "attention":
-            continue
-        if reason := unsupported(model, method):
-            results[method] = reason
-        elif method == "ig" and ig_limit is not None and ig_cost(trace) > ig_limit:
-            results[method] = (
-                f"Integrated gradients are computed here for translations up to {ig_limit} step × token "
-                f"units; this one has {ig_cost(trace)}. `python -m core.explain --method ig` computes them "
-                "for any length."
-            )
-        else:
-            results[method] = explain(model, trace, vocab, method, intervention)
-    return results
+    for method in ("norm", "rollout"):
+        results[method] = unsupported(model, method) or explain(model, trace, vocab, method, intervention)
+    if ig_limit is not None and ig_cost(trace) > ig_limit:
+        results["grad_x_input"] = explain(model, trace, vocab, "grad_x_input", intervention)
+        results["ig"] = (
+            f"Integrated gradients are computed here for translations up to {ig_limit} step × token "
+            f"units; this one has {ig_cost(trace)}. `python -m core.explain --method ig` computes them "
+            "for any length."
+        )
+    else:
+        both = gradients.gradient_attributions(model, trace, vocab, intervention)
+        for method, result in both.items():
+            results[method] = Attribution(method, result.source, result.prefix, result.delta)
+    return {method: results[method] for method in METHODS if method in results}
 
 
 def source_share(attribution: Attribution) -> np.ndarray | None:
