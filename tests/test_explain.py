@@ -155,6 +155,7 @@ def test_raw_attention_views_pick_the_right_weights(shipped):
         AttentionChoice("head", HeadRef("encoder", 0, 0))
 
 
+@pytest.mark.slow
 def test_integrated_gradients_are_complete_on_the_shipped_model(shipped):
     vocab = shipped.pipeline.tgt_vocab
     for sentence in SENTENCES:
@@ -167,6 +168,7 @@ def test_integrated_gradients_are_complete_on_the_shipped_model(shipped):
         assert np.isfinite(attribution.delta).all() and attribution.delta.shape == (len(result.steps),)
 
 
+@pytest.mark.slow
 def test_our_gradients_are_captums(shipped):
     """Captum, the PyTorch attribution library, is the reference: its IntegratedGradients (the same
     Gauss-Legendre points) and InputXGradient, one batch row per target, give our numbers."""
@@ -255,6 +257,7 @@ def run_explain(monkeypatch, capsys, text: str, *args: str) -> tuple[int, list[d
     return code, [json.loads(line) for line in captured.out.splitlines()], captured.err
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("method", list(METHODS))
 def test_the_explain_cli_writes_one_json_line_per_input_line(monkeypatch, capsys, method):
     code, lines, _ = run_explain(monkeypatch, capsys, "I like tea.\n\nHe is tall.\n", "--method", method)
@@ -275,6 +278,7 @@ def test_the_explain_cli_writes_one_json_line_per_input_line(monkeypatch, capsys
     assert lines[0]["target_tokens"][-1] == "<eos>"
 
 
+@pytest.mark.slow
 def test_the_explain_cli_refuses_what_it_cannot_do(monkeypatch, capsys):
     code, _, err = run_explain(
         monkeypatch, capsys, "I like tea.\n", "--method", "rollout", "--checkpoint", str(GRU_CHECKPOINT)
@@ -297,6 +301,7 @@ def _shipped_pair():
     return loaded.model, loaded.pipeline
 
 
+@pytest.mark.slow
 def test_gru_models_have_attention_and_gradients_but_no_rollout_norm_or_lens():
     gru = load_checkpoint(GRU_CHECKPOINT)
     result = trace(gru.model, gru.pipeline, "I like tea.")

@@ -55,12 +55,14 @@ def gru():
     return model, pipeline, pairs
 
 
+@pytest.mark.slow  # the GRU fixture trains for ~8 s
 def test_the_gru_model_learns_the_tiny_task(gru):
     model, pipeline, pairs = gru
     outputs = translate(model, pipeline, [p.en for p in pairs])
     assert sum(o.text == p.zh for o, p in zip(outputs, pairs)) >= 70
 
 
+@pytest.mark.slow  # the GRU fixture trains for ~8 s
 def test_stepwise_decoding_equals_the_full_pass_and_padding_changes_nothing(gru):
     model, pipeline, _ = gru
     src = torch.tensor([pipeline.source_ids(pipeline.source_tokens("Mary sees the river."))])
@@ -76,6 +78,7 @@ def test_stepwise_decoding_equals_the_full_pass_and_padding_changes_nothing(gru)
     assert torch.allclose(padded_full, full, atol=1e-5) and (padded_cross[0][..., -3:] == 0).all()
 
 
+@pytest.mark.slow  # the GRU fixture trains for ~8 s
 def test_batched_greedy_beam_and_trace_go_through_the_shared_decoder(gru):
     model, pipeline, pairs = gru
     sources = [pipeline.source_ids(pipeline.source_tokens(p.en)) for p in pairs[:6]]
@@ -89,6 +92,7 @@ def test_batched_greedy_beam_and_trace_go_through_the_shared_decoder(gru):
     assert data["model"]["arch"] == "rnn" and data["attention"]["encoder"] == []
 
 
+@pytest.mark.slow  # the GRU fixture trains for ~8 s
 def test_gru_checkpoints_round_trip_and_say_their_architecture(gru, tmp_path):
     model, pipeline, _ = gru
     for name in ("gru.safetensors", "gru.pt"):
@@ -107,7 +111,7 @@ def test_an_rnn_config_needs_one_head_and_an_even_width():
         check_config(ModelConfig(10, 10, arch="lstm"))
 
 
-@pytest.mark.slow
+@pytest.mark.slow  # the GRU fixture trains for ~8 s
 def test_translate_cli_traces_the_gru_including_empty_lines(gru, tmp_path):
     import json
     import subprocess
