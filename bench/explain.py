@@ -26,7 +26,7 @@ def methods(loaded: LoadedModel, sentences: list[str]) -> dict[str, Any]:
     times: dict[str, list[float]] = {method: [] for method in [*METHODS, "lens"]}
     gaps, steps = [], []
     for sentence in sentences:
-        result = trace(loaded.model, loaded.pipeline, sentence)
+        result = trace(loaded.model, loaded.pipeline, sentence, keep_layer_states=True)
         steps.append(len(result.steps))
         for method in METHODS:
             started = time.perf_counter()

@@ -40,7 +40,9 @@ def trace_line(
             source = prepare_source(loaded.model, loaded.pipeline, text)
             ids = beam_search_ids(loaded.model, source.ids, beam, intervention=intervention)
             forced = loaded.pipeline.tgt_vocab.decode(ids, strip_specials=False) + ["<eos>"]
-        result = trace(loaded.model, loaded.pipeline, text, forced=forced, intervention=intervention)
+        result = trace(
+            loaded.model, loaded.pipeline, text, forced=forced, intervention=intervention, keep_layer_states=lens
+        )
     except EmptyInputError:
         empty = empty_trace_json(loaded.model, loaded.pipeline, text, intervention)
         return empty | ({"lens": [[] for _ in range(loaded.config.n_dec_layers)]} if lens else {})

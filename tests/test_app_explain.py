@@ -89,12 +89,21 @@ def test_a_gru_model_gets_attention_and_gradients_and_is_told_what_does_not_appl
     assert "explain_lens" not in chart_keys(at) and "no shared readout" in captions
 
 
-def test_a_huge_input_is_cut_and_integrated_gradients_are_left_to_the_command_line():
+def test_a_huge_input_is_cut_with_a_notice_and_explained():
     at = open_app("explain", timeout=120, text="the cat sat on the mat and " * 400)
-    assert not at.exception and any("only the first" in w.value for w in at.warning + at.info + at.caption)
+    assert not at.exception and any("only the first" in w.value for w in at.warning)
+    assert chart_keys(at) == ["explain_grid", "explain_step_bars", "explain_share", "explain_lens"]
+
+
+def test_over_the_apps_limit_integrated_gradients_are_left_to_the_command_line(monkeypatch):
+    monkeypatch.setattr("pages.ui.caches.APP_IG_LIMIT", 50)  # a short sentence is over it
+    at = open_app("explain", text=SENTENCE)
+    assert not at.exception
     captions = " ".join(c.value for c in at.caption)
-    assert "Integrated gradients are computed here for translations up to" in captions
-    assert [shown(a["text"]) for a in chart(at, "explain_grid")["layout"]["annotations"]][-1] == "Gradient × input"
+    assert "Integrated gradients are computed here for translations up to 50" in captions
+    titles = [shown(a["text"]) for a in chart(at, "explain_grid")["layout"]["annotations"]]
+    assert titles[-1] == "Gradient × input" and "Integrated gradients" not in titles
+    assert "explain_share" not in chart_keys(at)
 
 
 def test_nothing_to_explain_says_so():

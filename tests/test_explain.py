@@ -230,15 +230,20 @@ def test_gradient_times_input_matches_finite_differences(untrained):
 
 def test_the_lens_last_layer_equals_the_traced_top_k(shipped, untrained):
     for model, pipeline in ((shipped.model, shipped.pipeline), untrained):
-        result = trace(model, pipeline, SENTENCES[2])
+        result = trace(model, pipeline, SENTENCES[2], keep_layer_states=True)
         lens = logit_lens(model, result, pipeline.tgt_vocab)
         assert len(lens) == model.config.n_dec_layers and all(len(layer) == len(result.steps) for layer in lens)
         assert lens[-1] == [step.top_k for step in result.steps]
         assert all(commit_layer(lens, t) <= len(lens) - 1 for t in range(len(result.steps)))
+    # the shared trace keeps no layer states unless asked (they are its largest part after attention)
+    plain = trace(untrained[0], untrained[1], "Tom likes tea.")
+    assert plain.layer_states is None
+    with pytest.raises(ValueError, match="keep_layer_states"):
+        logit_lens(untrained[0], plain, untrained[1].tgt_vocab)
     # a pre-LN model reads every layer through its final norm too
     torch.manual_seed(2)
     pre_ln = build_model(tiny_config(untrained[1], norm_first=True)).eval()
-    result = trace(pre_ln, untrained[1], "Tom likes tea.")
+    result = trace(pre_ln, untrained[1], "Tom likes tea.", keep_layer_states=True)
     assert logit_lens(pre_ln, result, untrained[1].tgt_vocab)[-1] == [step.top_k for step in result.steps]
 
 

@@ -27,10 +27,12 @@ def has_lens(model: Seq2Seq) -> bool:
 
 @torch.no_grad()
 def logit_lens(model: Seq2Seq, trace: Trace, vocab: Vocab, k: int = 5) -> list[list[LensRow]]:
-    """[layer][step] -> the top-k (token, probability) of that layer's output. ValueError for a
-    model (or trace) without decoder layer states."""
-    if not has_lens(model) or trace.layer_states is None:
+    """[layer][step] -> the top-k (token, probability) of that layer's output, from a trace made
+    with keep_layer_states=True. ValueError for a model without a lens or a trace without states."""
+    if not has_lens(model):
         raise ValueError(LENS_NEEDS_TRANSFORMER)
+    if trace.layer_states is None:
+        raise ValueError("the trace kept no decoder layer states: trace it with keep_layer_states=True")
     states = trace.layer_states.to(next(model.parameters()).device)
     lens = []
     for layer_states in states:

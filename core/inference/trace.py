@@ -41,8 +41,8 @@ class Trace:
     cross: Tensor  # (L, H, T, S)
     model_info: dict[str, Any]
     ablated: list[str] = field(default_factory=list)  # heads switched off, kind:layer:head (1-based)
-    # each decoder layer's output at each step (L, T, d), for the logit lens; None for an
-    # architecture without a readout (the GRU)
+    # each decoder layer's output at each step (L, T, d), for the logit lens: kept only when asked
+    # (it is the trace's largest part after the attention); None for the GRU, which has no readout
     layer_states: Tensor | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -86,8 +86,10 @@ def trace(
     forced: Sequence[str] = (),
     top_k: int = 5,
     intervention: Intervention = NO_INTERVENTION,
+    keep_layer_states: bool = False,
 ) -> Trace:
-    """Greedy decoding of one sentence, one cached step at a time, keeping every attention weight.
+    """Greedy decoding of one sentence, one cached step at a time, keeping every attention weight
+    (and, with keep_layer_states, every decoder layer's output, for the logit lens).
 
     `forced` tokens are taken at the first steps instead of the argmax (a user's branch);
     decoding then continues greedily. The weights are those of the steps that chose the tokens.
@@ -106,7 +108,7 @@ def trace(
     limit = min(model.config.max_len, max(max_steps(model, len(source.ids)), len(forced) + 1))
     for step in range(limit):
         last = torch.tensor([[decoder_ids[-1]]], device=device)
-        states: list[Tensor] = []
+        states: list[Tensor] | None = [] if keep_layer_states else None
         logits, self_ws, cross_ws = model.decode(last, encoded, True, cache, step, intervention, layer_states=states)
         probs = torch.softmax(logits[0, -1].float(), dim=-1)
         top_p, top_i = probs.topk(min(top_k, probs.numel()))

@@ -46,10 +46,12 @@ def cached_attributions(
 
 @st.cache_data(max_entries=128, show_spinner=False, hash_funcs=BY_MODEL_FILE)
 def cached_lens(loaded: LoadedModel, text: str, intervention: Intervention = NO_INTERVENTION) -> list[list[LensRow]]:
-    """[layer][step] top-5; empty for a model without a lens."""
+    """[layer][step] top-5; empty for a model without a lens. Traced again with the layer states
+    (~20 ms), so the shared trace cache does not keep them."""
     if not has_lens(loaded.model):
         return []
-    return logit_lens(loaded.model, cached_trace(loaded, text, intervention=intervention), loaded.pipeline.tgt_vocab)
+    traced = trace(loaded.model, loaded.pipeline, text, intervention=intervention, keep_layer_states=True)
+    return logit_lens(loaded.model, traced, loaded.pipeline.tgt_vocab)
 
 
 @st.cache_data(max_entries=64, show_spinner=False, hash_funcs=BY_MODEL_FILE)
