@@ -196,7 +196,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         r = results["explain"] = {"methods": explain.methods(loaded, sentences)}
         m = r["methods"]
         row = {
-            "10-word sentences": m["sentences"],
+            "sentences": m["sentences"],
+            "words (median)": m["words_median"],
             "output tokens (median)": m["steps_median"],
             **{f"{name} ms": ms for name, ms in m["ms_median"].items()},
             "IG completeness gap median / max": f"{m['ig_gap_median']:.1%} / {m['ig_gap_max']:.1%}",

@@ -17,7 +17,9 @@ from core.text.tokenize import tokenize_en
 
 
 def ten_word_sentences(sources: list[str], count: int) -> list[str]:
-    return [s for s in sources if len([t for t in tokenize_en(s) if t.isalpha()]) == 10][:count]
+    """`count` sentences of 10 words, or as near 10 as the data has (first come first)."""
+    words = lambda sentence: len([t for t in tokenize_en(sentence) if t.isalpha()])  # noqa: E731
+    return sorted(sources, key=lambda sentence: abs(words(sentence) - 10))[:count]
 
 
 def methods(loaded: LoadedModel, sentences: list[str]) -> dict[str, Any]:
@@ -39,6 +41,7 @@ def methods(loaded: LoadedModel, sentences: list[str]) -> dict[str, Any]:
         times["lens"].append((time.perf_counter() - started) * 1000)
     return {
         "sentences": len(sentences),
+        "words_median": median(len([t for t in tokenize_en(s) if t.isalpha()]) for s in sentences),
         "steps_median": median(steps),
         "ms_median": {method: round(median(values), 1) for method, values in times.items()},
         "ig_gap_median": round(median(gaps), 4),

@@ -83,6 +83,7 @@ def test_bench_runs_end_to_end_and_writes_every_number(trained_checkpoint, tmp_p
         "## 3. App path",
         "## 4. Scaling",
         "## 5. Head atlas",
+        "## 6. Explaining every output token",
     ):
         assert heading in printed
     results = json.loads(out.read_text(encoding="utf-8"))
@@ -93,6 +94,8 @@ def test_bench_runs_end_to_end_and_writes_every_number(trained_checkpoint, tmp_p
     assert results["app"]["rss_model_loaded_mb"] > results["app"]["rss_python_and_torch_mb"] > 0
     assert [row["source_tokens"] for row in results["scaling"]][:2] == [5, 10]
     assert results["heads"]["atlas"]["heads"] == 6 and results["heads"]["atlas"]["seconds"] > 0
+    explained = results["explain"]["methods"]
+    assert explained["sentences"] == 3 and explained["ms_median"]["ig"] > 0 and explained["ig_gap_max"] >= 0
 
 
 def test_bench_refuses_unknown_sections_and_missing_data(trained_checkpoint, tmp_path):

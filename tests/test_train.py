@@ -83,7 +83,15 @@ def test_ctrl_c_leaves_a_usable_checkpoint(tmp_path):
     data = write_pairs(tmp_path / "pairs.txt", synthetic_pairs() * 4)
     out = tmp_path / "model.safetensors"
     args = tiny_train_args(data, out, 500)
-    process = subprocess.Popen([sys.executable, "-m", "core.train", *args], cwd=ROOT, stderr=subprocess.PIPE, text=True)
+    # A shell without job control starts background jobs with SIGINT ignored, and Python then keeps
+    # ignoring it: give the child the default disposition, as a terminal would.
+    process = subprocess.Popen(
+        [sys.executable, "-m", "core.train", *args],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 180
     while not out.exists() and time.monotonic() < deadline and process.poll() is None:
         time.sleep(0.5)
