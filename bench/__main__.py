@@ -12,7 +12,7 @@ import argparse
 import json
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,6 +42,11 @@ def table(rows: Sequence[dict[str, Any]]) -> str:
 
 def verdict(ok: bool) -> str:
     return "met" if ok else "NOT met"
+
+
+def browser_table(live: dict[str, Any] | str, row: Callable[[dict[str, Any]], dict[str, Any]], what: str) -> str:
+    """A browser measurement's one-row table, or the reason it was not measured."""
+    return table([row(live)]) + "\n" if isinstance(live, dict) else f"{what}: {live}.\n"
 
 
 def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
@@ -179,16 +184,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = [f"## 5. Head atlas and live ablation\n\n{table([row])}\n"]
         if not args.no_browser:
             live = r["browser"] = heads.browser_toggles(counts["toggles"])
-            if isinstance(live, dict):
-                live_row = {
-                    "clicks": live["toggles"],
-                    "head toggle → re-translated page, median ms": live["heads_ms_median"],
-                    "hello-world button → rerun, median ms": live["hello_ms_median"],
-                    "goal ≤ 1000 ms": verdict(live["heads_ms_median"] <= 1000),
-                }
-                lines.append(table([live_row]) + "\n")
-            else:
-                lines.append(f"Live ablation in Chromium: {live}.\n")
+            row = lambda live: {  # noqa: E731
+                "clicks": live["toggles"],
+                "head toggle → re-translated page, median ms": live["heads_ms_median"],
+                "hello-world button → rerun, median ms": live["hello_ms_median"],
+                "goal ≤ 1000 ms": verdict(live["heads_ms_median"] <= 1000),
+            }
+            lines.append(browser_table(live, row, "Live ablation in Chromium"))
         print("\n".join(lines), flush=True)
 
     if "explain" in sections:
@@ -207,16 +209,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         lines = [f"## 6. Explaining every output token (medians per sentence)\n\n{table([row])}\n"]
         if not args.no_browser:
             live = r["browser"] = explain.browser_enter(sentences)
-            if isinstance(live, dict):
-                live_row = {
-                    "new sentences": live["sentences"],
-                    "Ctrl+Enter → Explain page's 4 charts drawn, median ms": live["explain_ms_median"],
-                    "hello-world button → rerun, median ms": live["hello_ms_median"],
-                    "goal ≤ 2000 ms": verdict(live["explain_ms_median"] <= 2000),
-                }
-                lines.append(table([live_row]) + "\n")
-            else:
-                lines.append(f"Explain page in Chromium: {live}.\n")
+            row = lambda live: {  # noqa: E731
+                "new sentences": live["sentences"],
+                "Ctrl+Enter → Explain page's 4 charts drawn, median ms": live["explain_ms_median"],
+                "hello-world button → rerun, median ms": live["hello_ms_median"],
+                "goal ≤ 2000 ms": verdict(live["explain_ms_median"] <= 2000),
+            }
+            lines.append(browser_table(live, row, "Explain page in Chromium"))
         print("\n".join(lines), flush=True)
 
     if args.json:

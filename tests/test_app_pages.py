@@ -226,3 +226,31 @@ def test_a_gru_upload_works_and_pages_say_what_does_not_apply(gru_file):
         assert not at.exception and "GRU" in at.info[-1].value
     at.switch_page("pages/translate.py").run()
     assert not at.exception and any("no self-attention" in c.value for c in at.caption)
+
+
+def test_sessions_uploading_one_file_share_one_model_in_memory(memorised_file):
+    from pages.ui.session_models import upload_store
+
+    alice, bob = open_app("models"), open_app("models")
+    for at in (alice, bob):
+        upload(at, "same.safetensors", memorised_file.read_bytes())
+        assert "same.safetensors" in sidebar_model(at)
+    assert len(upload_store()) == 1
+
+
+def test_an_evicted_upload_says_so_and_the_session_falls_back_to_the_shipped_model(memorised_file, trained_checkpoint):
+    from core.io.model_store import model_bytes
+    from pages.ui.session_models import upload_store
+
+    alice, bob = open_app("models", text="Tom likes tea."), open_app("models")
+    upload(alice, "alice.safetensors", memorised_file.read_bytes())
+    store = upload_store()
+    store.budget_bytes = model_bytes(load_checkpoint(memorised_file)) + 1  # room for one of these models
+    upload(bob, "bob.safetensors", trained_checkpoint.read_bytes())  # alice's model goes
+    assert len(store) == 1 and "bob.safetensors" in sidebar_model(bob)
+    alice.switch_page("pages/translate.py").run()
+    assert not alice.exception
+    assert any("was removed from the server's memory" in w.value and "alice" in w.value for w in alice.warning)
+    assert "Shipped Transformer" in sidebar_model(alice) and alice.session_state["text"] == "Tom likes tea."
+    alice.run()
+    assert not any("removed from the server" in w.value for w in alice.warning)  # said once

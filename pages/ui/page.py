@@ -17,7 +17,7 @@ from pages.ui.ablation import current_intervention, set_ablation_spec
 from pages.ui.caches import cached_trace
 from pages.ui.display import large_type_css, md_literal, show_source
 from pages.ui.routing import ensure_router
-from pages.ui.session_models import active_label, active_model
+from pages.ui.session_models import active_label, active_model, evicted_notice
 from pages.ui.state import LARGE_TYPE_KEY, keep_shared_state
 from pages.ui.widgets import sentence_box
 
@@ -34,6 +34,8 @@ def _setup() -> tuple[LoadedModel, Intervention]:
     if st.sidebar.toggle("Large type (for talks)", key=LARGE_TYPE_KEY, bind="query-params"):
         large_type_css()
     loaded = active_model()
+    if notice := evicted_notice():
+        st.warning(md_literal(notice))
     st.sidebar.caption(f"Model: {active_label()} (choose on the Models page). {model_card.summary(loaded)}")
     if scores := model_card.scores_line(loaded.model_card):
         st.sidebar.caption(scores)
