@@ -65,7 +65,10 @@ for method, reason in missing.items():
 st.subheader("One step")
 labels = [f"{t + 1}: {token}" for t, token in enumerate(output_tokens)]
 if len(labels) > 1:
-    chosen = st.select_slider("Step (the token it produced)", labels, key="explain_step")
+    # option labels are markdown: a token must not become a link
+    chosen = st.select_slider(
+        "Step (the token it produced)", labels, key="explain_step", format_func=display.md_literal
+    )
     step = labels.index(chosen) if chosen in labels else 0
 else:
     step = 0

@@ -110,7 +110,12 @@ def render_branch(trace: Trace, index: int) -> None:
     alternatives = [token for token, _ in trace.steps[index].top_k if token != trace.steps[index].token]
     if not alternatives:
         return
-    pick = st.pills("What if the model had chosen another token here?", alternatives, key=player.branch_key(index))
+    pick = st.pills(
+        "What if the model had chosen another token here?",
+        alternatives,
+        key=player.branch_key(index),
+        format_func=display.md_literal,  # pill labels are markdown: a token must not become a link
+    )
     if pick is None:
         return
     forced = tuple(s.token for s in trace.steps[:index]) + (pick,)

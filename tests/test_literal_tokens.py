@@ -96,3 +96,67 @@ def test_markdown_text_from_models_and_users_is_shown_literally():
         assert re.sub(r"\\(.)", r"\1", escaped) == text  # unescaping gives the text back, character for character
         assert "http:" not in escaped and "](" not in escaped and "**" not in escaped
         assert not re.search(r"(?<!\\)[$<>\[\]*_`]", escaped)  # every markdown character is escaped
+
+
+# A real upload whose target vocabulary holds markup: the memorised tiny model, its characters
+# renamed, so "Tom likes tea." comes out as these strings on every page.
+RENAMED = {
+    "汤": '<a href="http://example.com/x">汤</a>',
+    "姆": "<b>姆</b>",
+    "喜": "a<br>b",
+    "欢": "<img src=x onerror=alert(1)>",
+    "茶": "</span></div>",
+    "。": "\u202e。",
+}
+PAGES = ("translate", "attention", "heads", "explain", "positional", "masks", "models", "compare")
+
+
+@pytest.fixture(scope="module")
+def hostile_file(trained_tiny, tmp_path_factory):
+    from core.io.checkpoint import save_checkpoint
+    from core.text.pipeline import TextPipeline
+    from core.text.vocab import Vocab
+
+    model, pipeline = trained_tiny
+    renamed = Vocab([RENAMED.get(token, token) for token in pipeline.tgt_vocab.itos])
+    hostile = TextPipeline(pipeline.src_vocab, renamed, pipeline.zh_tokenizer)
+    return save_checkpoint(tmp_path_factory.mktemp("hostile") / "hostile.safetensors", model, hostile)
+
+
+def page_texts(at) -> tuple[list[str], list[str]]:
+    """Every text a page hands to the browser: (HTML: charts' JSON and HTML blocks; markdown:
+    markdown, captions, alerts, widget labels and options)."""
+    html_texts = [c.proto.spec for c in at.get("plotly_chart")] + [h.proto.body for h in at.get("html")]
+    markdown = []
+    for kind in ("markdown", "caption", "warning", "info", "error", "success"):
+        markdown += [element.value for element in at.get(kind)]
+    for widget in ("radio", "selectbox", "select_slider", "multiselect"):
+        for element in at.get(widget):
+            markdown += [str(option) for option in element.options] + [str(element.label)]
+    markdown += [option.content for group in at.get("button_group") for option in group.proto.options]
+    return html_texts, markdown
+
+
+@pytest.mark.slow
+@pytest.mark.usefixtures("fresh_streamlit_caches")
+def test_an_upload_whose_vocabulary_holds_markup_is_shown_literally_on_every_page(hostile_file):
+    from tests.helpers.apptest import open_app, sidebar_model
+
+    at = open_app("models", text="Tom likes tea.")
+    at.file_uploader(key="upload_file").set_value(("hostile.safetensors", hostile_file.read_bytes(), "x")).run()
+    assert not at.exception and "hostile.safetensors" in sidebar_model(at)
+    raw = ['<a href="http', "<b>姆", "a<br>b", "<img src"]
+    for page in PAGES:
+        at.switch_page(f"pages/{page}.py").run()
+        assert not at.exception, (page, at.exception)
+        html_texts, markdown = page_texts(at)
+        for text in html_texts:  # HTML: the tokens' markup escaped, the page's own tags balanced
+            assert not any(markup in text for markup in raw) and "\u202e" not in text, (page, text[:200])
+        for body in (h.proto.body for h in at.get("html")):
+            for tag in ("div", "span"):
+                assert body.count(f"<{tag}") == body.count(f"</{tag}>"), (page, tag, body[:200])
+        for text in markdown:  # markdown: a model's text has every markup character escaped
+            if any(character in text for character in "汤姆喜欢茶"):
+                assert not re.search(r"(?<!\\)[<>\[\]]", text) and "\u202e" not in text, (page, text[:200])
+        if page in ("translate", "explain"):  # the renamed tokens are there, escaped
+            assert any("&lt;b&gt;姆&lt;/b&gt;" in text for text in html_texts), page

@@ -22,13 +22,19 @@ HOVER_CHARS = 300
 _HIDDEN = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u2028-\u202e\u2060-\u2069\ufeff]")
 
 
+def visible(text: str) -> str:
+    """Invisible or direction-changing characters shown as their code point (⟨U+202E⟩), so a token
+    cannot hide itself or reverse the text around it; everything else unchanged."""
+    return _HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
+
+
 def literal(text: str, limit: int | None = None) -> str:
     """`text` as plotly will show it, character for character: its markup and entities escaped,
-    hidden or direction-changing characters as ⟨U+202E⟩; cut to `limit` characters with …"""
+    hidden or direction-changing characters as ⟨U+202E⟩; cut to `limit` characters with …
+    (also right for text inside HTML elements)."""
     if limit is not None and len(text) > limit:
         text = text[:limit] + "…"
-    visible = _HIDDEN.sub(lambda m: f"⟨U+{ord(m.group()):04X}⟩", text)
-    return html.escape(visible, quote=False)
+    return html.escape(visible(text), quote=False)
 
 
 def literals(texts: Sequence[str], limit: int | None = HOVER_CHARS) -> list[str]:

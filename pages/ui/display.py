@@ -3,12 +3,12 @@ and every text from a model or an upload is escaped, never interpreted."""
 
 from __future__ import annotations
 
-import html
 import re
 
 import plotly.graph_objects as go
 import streamlit as st
 
+from core.figures.axes import literal, visible
 from core.inference.trace import Trace
 from core.text.vocab import UNK
 from pages.ui.state import large_type
@@ -21,8 +21,9 @@ LARGE_FONT = 20
 
 def md_literal(text: str) -> str:
     """Text from a model, a file or a user, for Streamlit's markdown (captions, messages, labels):
-    every markdown character escaped, so it shows literally and never becomes a link."""
-    return _MARKDOWN.sub(r"\\\1", text)
+    every markdown character escaped, so it shows literally and never becomes a link; invisible
+    and direction-changing characters shown as their code point."""
+    return _MARKDOWN.sub(r"\\\1", visible(text))
 
 
 def chart(figure: go.Figure, key: str, on_select: str = "ignore"):
@@ -59,7 +60,7 @@ def chips(tokens: list[str], highlight: int | None = None, mark_unknown: bool = 
             style = "background:#e8f0fe;color:#123"
         parts.append(
             f"<span style='{style};border-radius:0.4em;padding:0.15em 0.45em;margin:0.12em;display:inline-block;"
-            f"font-family:monospace'>{html.escape(token)}</span>"
+            f"font-family:monospace'>{literal(token)}</span>"
         )
     return "<div style='line-height:2'>" + "".join(parts) + "</div>"
 
@@ -81,8 +82,7 @@ def big_marked(runs: list[tuple[str, bool]]) -> None:
     """A translation in large type; runs marked True are highlighted (e.g. characters that changed)."""
     size = "2.6rem" if large_type() else "1.9rem"
     body = "".join(
-        f"<span style='background:#fde68a'>{html.escape(run)}</span>" if marked else html.escape(run)
-        for run, marked in runs
+        f"<span style='background:#fde68a'>{literal(run)}</span>" if marked else literal(run) for run, marked in runs
     )
     st.html(f"<div style='font-size:{size};line-height:1.4'>{body or '&nbsp;'}</div>")
 
