@@ -89,3 +89,39 @@ def test_the_budget_comes_from_the_environment(monkeypatch):
         monkeypatch.setenv(BUDGET_ENV, bad)
         with pytest.raises(ValueError, match=BUDGET_ENV):
             budget_from_env()
+
+
+@pytest.mark.reliability
+def test_the_servers_memory_for_uploads_stays_within_the_budget(tmp_path, report_result):
+    """Twelve distinct ~64 MiB models through a 150 MiB store (two fit): once the store is full the
+    process grows by less than 3 models' worth (the allocator's slack: it keeps some freed
+    memory), not by ten more models."""
+    import gc
+
+    from bench.timing import rss_mb
+    from core.model.config import ModelConfig
+    from core.text.pipeline import TextPipeline
+    from core.text.vocab import SPECIALS, Vocab
+
+    vocab = Vocab([*SPECIALS, *(f"t{i}" for i in range(30_000))])
+    pipeline = TextPipeline(vocab, vocab)
+    config = ModelConfig(len(vocab), len(vocab), d_model=256, n_heads=4, n_enc_layers=1, n_dec_layers=1, d_ff=512)
+    files = []
+    for seed in range(12):
+        torch.manual_seed(seed)
+        files.append(save_checkpoint(tmp_path / f"big{seed}.safetensors", build_model(config).eval(), pipeline))
+    store = ModelStore(150 * 2**20)
+    rss = []
+    for path in files:
+        size = model_bytes(add(store, path.read_bytes()))
+        gc.collect()
+        rss.append(rss_mb())
+    kept = 150 * 2**20 // size
+    assert len(store) == kept and store.used_bytes() <= store.budget_bytes
+    growth = max(rss[kept:]) - rss[kept - 1]
+    assert growth < 3 * size / 2**20, f"RSS grew {growth:.0f} MB after the store was full"
+    report_result(
+        "upload store",
+        f"{len(files)} distinct {size / 2**20:.0f} MiB models through a 150 MiB budget: {kept} kept; RSS by upload "
+        f"{', '.join(f'{r:.0f}' for r in rss)} MB (+{growth:.0f} MB after the store was full)",
+    )
