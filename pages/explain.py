@@ -60,7 +60,7 @@ st.caption(
     "produced token's log-probability, red ones lower it. Each row is divided by the sum of its absolute values."
 )
 for method, reason in missing.items():
-    st.caption(f"{METHODS[method]}: {display.md_literal(reason)}")
+    st.caption(f"{METHODS[method]}: {reason}")  # our own words (core.explain.attribution), markdown and all
 
 st.subheader("One step")
 labels = [f"{t + 1}: {token}" for t, token in enumerate(output_tokens)]
@@ -128,7 +128,7 @@ with st.expander("How each method is computed"):
   each row between the source and the prefix, but always as $1 - 2^{-L}$ to the source: the share only
   gradients can tell.
 - **Gradient × input**: $\partial \log p(y_t) / \partial e \cdot e$ for each input token embedding $e$.
-- **Integrated gradients** (Sundararajan et al. 2017, with Captum): from all-zero token embeddings
+- **Integrated gradients** (Sundararajan et al. 2017; equal to Captum's): from all-zero token embeddings
   (positions kept) to the real ones; the attributions add up to
   $\log p(y_t \mid x) - \log p(y_t \mid \text{baseline})$ (completeness).
 """
