@@ -3,6 +3,7 @@
 import pytest
 
 from core.inference.trace import trace
+from pages.ui.display import md_literal
 from pages.ui.session_models import shipped_model
 from tests.helpers.apptest import chart, html_text, open_app, ticks
 
@@ -51,7 +52,7 @@ def test_branching_forces_another_token_and_shows_both_translations():
     first = trace(shipped.model, shipped.pipeline, "Tom is taller than Mary.").steps[0]
     expected = [token for token, _ in first.top_k if token != first.token]
     pills = at.get_by_key("branch_0")
-    assert pills.options == expected  # the other candidates of step 1, in order
+    assert pills.options == [md_literal(t) for t in expected]  # the other candidates of step 1, in order
     alternative = expected[0]
     pills.set_value(alternative).run()
     assert not at.exception
